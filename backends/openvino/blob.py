@@ -1,0 +1,70 @@
+"""The processed blob in Python. The format is described once, in runtime/blob_format.h."""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from dataclasses import dataclass
+
+import openvino as ov
+
+MAGIC = b"ETOVBLOB"
+FORMAT_VERSION = 1
+HEADER_SIZE = 96
+VERSION_FIELD_SIZE = 48
+ALIGNMENT = 64
+_HEADER = struct.Struct(f"<8sII{VERSION_FIELD_SIZE}sQQ16s")
+assert _HEADER.size == HEADER_SIZE
+
+
+@dataclass(frozen=True)
+class Blob:
+    format_version: int
+    openvino_version: str
+    ir_xml: bytes
+    ir_weights: bytes
+
+
+def _aligned(offset: int) -> int:
+    return (offset + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+def serialize_ir(model: ov.Model) -> tuple:
+    """The model's IR as (xml, weights) bytes, weights kept at their own precision."""
+    with tempfile.TemporaryDirectory() as folder:
+        xml_path = os.path.join(folder, "model.xml")
+        bin_path = os.path.join(folder, "model.bin")
+        ov.serialize(model, xml_path, bin_path)
+        with open(xml_path, "rb") as xml, open(bin_path, "rb") as weights:
+            return xml.read(), weights.read()
+
+
+def write_blob(model: ov.Model) -> bytes:
+    """Serializes `model` behind our header."""
+    xml, weights = serialize_ir(model)
+    version = ov.get_version().encode("ascii", "replace")[: VERSION_FIELD_SIZE - 1]
+    header = _HEADER.pack(MAGIC, FORMAT_VERSION, HEADER_SIZE, version, len(xml), len(weights), b"")
+    weights_offset = _aligned(HEADER_SIZE + len(xml))
+    padding = b"\0" * (weights_offset - HEADER_SIZE - len(xml))
+    return header + xml + padding + weights
+
+
+def read_blob(data: bytes) -> Blob:
+    """Parses a blob; raises ValueError on anything the runtime would refuse."""
+    if len(data) < HEADER_SIZE:
+        raise ValueError(f"OpenVINO blob of {len(data)} bytes is shorter than its header")
+    magic, version, header_size, writer, xml_size, weights_size, _ = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise ValueError("not an executorch_openvino blob: bad magic")
+    if version != FORMAT_VERSION or header_size != HEADER_SIZE:
+        raise ValueError(f"unsupported blob format version {version} (header {header_size} bytes)")
+    weights_offset = _aligned(HEADER_SIZE + xml_size)
+    if xml_size == 0 or weights_offset + weights_size > len(data):
+        raise ValueError("OpenVINO blob sizes do not fit the data")
+    return Blob(
+        format_version=version,
+        openvino_version=writer.rstrip(b"\0").decode("ascii"),
+        ir_xml=bytes(data[HEADER_SIZE : HEADER_SIZE + xml_size]),
+        ir_weights=bytes(data[weights_offset : weights_offset + weights_size]),
+    )

@@ -1,0 +1,170 @@
+"""Compile specs of the OpenVINO delegate: the one place that knows every key.
+
+The partitioner, preprocess and the tests go through this module; the C++ runtime
+reads the same keys (``runtime/options.cpp``). Values travel as UTF-8 bytes.
+
+Example::
+
+    from executorch_openvino import OpenvinoPartitioner, compile_specs
+
+    partitioner = OpenvinoPartitioner(compile_specs(device="CPU", inference_precision="f32"))
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+DEVICE = "device"
+INFERENCE_PRECISION = "inference_precision"
+PERFORMANCE_HINT = "performance_hint"
+CACHE_DIR = "cache_dir"
+KNOWN_KEYS: Tuple[str, ...] = (DEVICE, INFERENCE_PRECISION, PERFORMANCE_HINT, CACHE_DIR)
+
+PRECISIONS: Tuple[str, ...] = ("f32", "f16", "bf16")
+PERFORMANCE_HINTS: Tuple[str, ...] = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
+# OpenVINO's device plugins, real and virtual. A device may carry an index
+# ("GPU.1") or, for virtual devices, a list of targets ("HETERO:GPU,CPU").
+KNOWN_DEVICES: Tuple[str, ...] = ("CPU", "GPU", "NPU", "AUTO", "HETERO", "MULTI", "BATCH")
+
+
+@dataclass(frozen=True)
+class OpenvinoOptions:
+    """The parsed and checked compile specs of one delegate."""
+
+    device: str = "CPU"
+    inference_precision: Optional[str] = None
+    performance_hint: str = "LATENCY"
+    cache_dir: Optional[str] = None
+
+    @property
+    def device_type(self) -> str:
+        """The plugin name of the device: "GPU" for "GPU.1", "HETERO" for "HETERO:GPU,CPU"."""
+        return device_type(self.device)
+
+    @property
+    def effective_precision(self) -> Optional[str]:
+        """The precision OpenVINO is asked for: the option, else f32 on a CPU, else the device's own."""
+        if self.inference_precision is not None:
+            return self.inference_precision
+        return "f32" if self.device_type == "CPU" else None
+
+    def compile_config(self) -> dict:
+        """The configuration for ``openvino.Core.compile_model``, as the runtime builds it."""
+        config = {"PERFORMANCE_HINT": self.performance_hint}
+        if self.effective_precision is not None:
+            config["INFERENCE_PRECISION_HINT"] = self.effective_precision
+        if self.cache_dir:
+            config["CACHE_DIR"] = self.cache_dir
+        return config
+
+
+def device_type(device: str) -> str:
+    return device.split(":", 1)[0].split(".", 1)[0]
+
+
+@functools.lru_cache(maxsize=1)
+def available_devices() -> Tuple[str, ...]:
+    """The devices OpenVINO finds on this machine, such as ("CPU",)."""
+    import openvino
+
+    return tuple(openvino.Core().available_devices)
+
+
+def check_device(device: str) -> str:
+    if not isinstance(device, str) or not device.strip():
+        raise ValueError(f"OpenVINO device must be a non-empty string, got {device!r}; accepted: "
+                         f"{', '.join(KNOWN_DEVICES)}")
+    if device_type(device) not in KNOWN_DEVICES:
+        raise ValueError(
+            f"Unknown OpenVINO device {device!r}; accepted: {', '.join(KNOWN_DEVICES)} "
+            f"(with an index such as GPU.1), available here: {', '.join(available_devices())}"
+        )
+    return device
+
+
+def check_precision(precision: str) -> str:
+    if precision not in PRECISIONS:
+        raise ValueError(
+            f"Unknown OpenVINO inference_precision {precision!r}; accepted: {', '.join(PRECISIONS)}"
+        )
+    return precision
+
+
+def check_performance_hint(hint: str) -> str:
+    if hint not in PERFORMANCE_HINTS:
+        raise ValueError(
+            f"Unknown OpenVINO performance_hint {hint!r}; accepted: {', '.join(PERFORMANCE_HINTS)}"
+        )
+    return hint
+
+
+def check_cache_dir(cache_dir: str) -> str:
+    if not isinstance(cache_dir, str) or not cache_dir or "\0" in cache_dir:
+        raise ValueError(f"OpenVINO cache_dir must be a non-empty path, got {cache_dir!r}")
+    return cache_dir
+
+
+def compile_specs(
+    device: str = "CPU",
+    inference_precision: Optional[str] = None,
+    performance_hint: Optional[str] = None,
+    cache_dir: Optional[str] = None,
+) -> List[CompileSpec]:
+    """Builds the compile specs of the OpenVINO delegate, checking every value.
+
+    Example::
+
+        compile_specs()                                   # CPU, float32
+        compile_specs(device="GPU", inference_precision="f16")
+    """
+    specs = [CompileSpec(DEVICE, check_device(device).encode())]
+    if inference_precision is not None:
+        specs.append(CompileSpec(INFERENCE_PRECISION, check_precision(inference_precision).encode()))
+    if performance_hint is not None:
+        specs.append(CompileSpec(PERFORMANCE_HINT, check_performance_hint(performance_hint).encode()))
+    if cache_dir is not None:
+        specs.append(CompileSpec(CACHE_DIR, check_cache_dir(str(cache_dir)).encode()))
+    return specs
+
+
+def _decode(spec: CompileSpec) -> str:
+    value = spec.value
+    if not isinstance(value, (bytes, bytearray)):
+        raise TypeError(f"OpenVINO compile spec {spec.key!r} must hold bytes, got {type(value).__name__}")
+    try:
+        return bytes(value).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"OpenVINO compile spec {spec.key!r} is not UTF-8 text: {bytes(value)!r}") from error
+
+
+def parse_compile_specs(specs: Optional[Iterable[CompileSpec]]) -> OpenvinoOptions:
+    """Reads and checks compile specs; raises ValueError naming a bad key or value."""
+    values = {}
+    for spec in specs or ():
+        if spec.key not in KNOWN_KEYS:
+            raise ValueError(
+                f"Unknown OpenVINO compile spec {spec.key!r}; accepted: {', '.join(KNOWN_KEYS)}"
+            )
+        if spec.key in values:
+            raise ValueError(f"OpenVINO compile spec {spec.key!r} is given twice")
+        values[spec.key] = _decode(spec)
+    return OpenvinoOptions(
+        device=check_device(values.get(DEVICE, "CPU")),
+        inference_precision=(
+            check_precision(values[INFERENCE_PRECISION]) if INFERENCE_PRECISION in values else None
+        ),
+        performance_hint=check_performance_hint(values.get(PERFORMANCE_HINT, "LATENCY")),
+        cache_dir=check_cache_dir(values[CACHE_DIR]) if CACHE_DIR in values else None,
+    )
+
+
+def with_defaults(specs: Optional[Sequence[CompileSpec]]) -> List[CompileSpec]:
+    """The specs as given, with the device spelled out when it was left to the default."""
+    specs = list(specs or ())
+    if not any(spec.key == DEVICE for spec in specs):
+        specs.insert(0, CompileSpec(DEVICE, b"CPU"))
+    return specs

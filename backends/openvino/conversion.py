@@ -1,0 +1,89 @@
+"""Edge partition -> openvino.Model, through OpenVINO's PyTorch frontend."""
+
+from __future__ import annotations
+
+import logging
+from typing import List
+
+import openvino as ov
+import torch
+from executorch.exir.passes.memory_format_ops_pass import DimOrderOpsRevertPass
+from openvino.frontend import FrontEndManager
+from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
+from torch.export import ExportedProgram
+
+from .passes import run_passes
+
+logger = logging.getLogger(__name__)
+
+_OV_TYPES = {
+    torch.float32: ov.Type.f32,
+    torch.float16: ov.Type.f16,
+    torch.bfloat16: ov.Type.bf16,
+    torch.float64: ov.Type.f64,
+    torch.uint8: ov.Type.u8,
+    torch.int8: ov.Type.i8,
+    torch.int16: ov.Type.i16,
+    torch.int32: ov.Type.i32,
+    torch.int64: ov.Type.i64,
+    torch.bool: ov.Type.boolean,
+    torch.uint16: ov.Type.u16,
+    torch.uint32: ov.Type.u32,
+    torch.uint64: ov.Type.u64,
+}
+
+
+def to_graph_module(edge_program: ExportedProgram) -> torch.fx.GraphModule:
+    """The partition as a GraphModule whose weights are attributes, ready to convert.
+
+    The user's program is not changed: ``module()`` builds a new GraphModule.
+    """
+    graph_module = edge_program.module()
+    graph_module = DimOrderOpsRevertPass()(graph_module).graph_module
+    return run_passes(graph_module)
+
+
+def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
+    """Converts an edge partition (or a whole edge program) into an openvino.Model.
+
+    Weights become constants of the model; its parameters are the partition's
+    inputs, in order, with the dtypes and shape ranges the program was exported with.
+    """
+    graph_module = to_graph_module(edge_program)
+    frontend = FrontEndManager().load_by_framework("pytorch")
+    model = frontend.convert(frontend.load(TorchFXPythonDecoder(graph_module)))
+    placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
+    parameters = model.get_parameters()
+    if len(parameters) != len(placeholders):
+        raise RuntimeError(
+            f"OpenVINO made {len(parameters)} inputs for a partition with {len(placeholders)}"
+        )
+    for parameter, node in zip(parameters, placeholders):
+        value = node.meta.get("val")
+        if not isinstance(value, torch.Tensor):
+            raise ValueError(
+                f"OpenVINO delegate input {node.name!r} is a {type(value).__name__}; "
+                "only tensor inputs are supported"
+            )
+        if value.dtype not in _OV_TYPES:
+            raise ValueError(f"OpenVINO delegate input {node.name!r} has dtype {value.dtype}, "
+                             f"accepted: {', '.join(str(t) for t in _OV_TYPES)}")
+        parameter.set_element_type(_OV_TYPES[value.dtype])
+        parameter.set_partial_shape(_partial_shape(value, edge_program))
+    model.validate_nodes_and_infer_types()
+    return model
+
+
+def _partial_shape(value: torch.Tensor, edge_program: ExportedProgram) -> ov.PartialShape:
+    dims: List[ov.Dimension] = []
+    for size in value.shape:
+        if isinstance(size, int):
+            dims.append(ov.Dimension(size))
+            continue
+        bounds = edge_program.range_constraints.get(size.node.expr)
+        if bounds is None or not bounds.upper.is_finite:
+            lower = int(bounds.lower) if bounds is not None else 0
+            dims.append(ov.Dimension(lower, -1))
+        else:
+            dims.append(ov.Dimension(int(bounds.lower), int(bounds.upper)))
+    return ov.PartialShape(dims)

@@ -1,0 +1,117 @@
+"""Which nodes of an edge program the OpenVINO delegate takes, and why it refuses the rest."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import operator
+from typing import Collection, FrozenSet, Mapping, Optional
+
+import torch
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+logger = logging.getLogger(__name__)
+
+# Dtypes the C++ runtime binds bit for bit (runtime/tensor_binding.cpp, to_ov_type).
+BOUND_DTYPES: FrozenSet[torch.dtype] = frozenset(
+    {
+        torch.float32, torch.float16, torch.bfloat16, torch.float64,
+        torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool,
+        torch.uint16, torch.uint32, torch.uint64,
+    }
+)
+
+# ExecuTorch's dim-order copies: preprocess turns them back into aten ops that
+# OpenVINO's frontend converts (DimOrderOpsRevertPass).
+_DIM_ORDER_OPS = frozenset(
+    {"dim_order_ops._clone_dim_order.default", "dim_order_ops._to_dim_order_copy.default"}
+)
+
+
+@functools.lru_cache(maxsize=1)
+def openvino_supported_ops() -> FrozenSet[str]:
+    """Op names such as "aten.add.Tensor" that OpenVINO's PyTorch frontend converts."""
+    from openvino.frontend.pytorch.torchdynamo.op_support import OperatorSupport
+
+    names = set()
+    for key in OperatorSupport([])._support_dict:
+        names.add(key[len("torch.ops."):] if key.startswith("torch.ops.") else key)
+    return frozenset(names | _DIM_ORDER_OPS)
+
+
+def op_name(node: torch.fx.Node) -> str:
+    """The op a node calls, as "aten.add.Tensor"."""
+    target = node.target
+    if isinstance(target, str):
+        return target
+    name = getattr(target, "__name__", None) or str(target)
+    if target is operator.getitem:
+        return "getitem"
+    return name
+
+
+def _matches_op_type(name: str, op_types: Collection[str]) -> bool:
+    # "aten.add.Tensor" matches "aten.add.Tensor" and its overload packet "aten.add".
+    return name in op_types or name.rsplit(".", 1)[0] in op_types
+
+
+def _tensor_dtypes(value: object):
+    if isinstance(value, torch.Tensor):
+        yield value.dtype
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _tensor_dtypes(item)
+
+
+class OpenvinoOperatorSupport(OperatorSupportBase):
+    """Decides node by node what goes to OpenVINO.
+
+    A node is refused when the user asked to skip its op type or name, when
+    OpenVINO's frontend has no conversion for it, when it reads or makes a tensor
+    of a dtype the runtime does not bind, or when it reads a symbolic value that
+    is not a tensor. Each reason is logged once per op.
+    """
+
+    def __init__(
+        self,
+        op_types_to_skip: Optional[Collection[str]] = None,
+        op_names_to_skip: Optional[Collection[str]] = None,
+    ) -> None:
+        self.op_types_to_skip = frozenset(op_types_to_skip or ())
+        self.op_names_to_skip = frozenset(op_names_to_skip or ())
+        self._logged: set = set()
+
+    def is_node_supported(self, submodules: Mapping[str, torch.nn.Module], node: torch.fx.Node) -> bool:
+        if node.op != "call_function":
+            return False
+        reason = self.refusal(node)
+        if reason is None:
+            return True
+        name = op_name(node)
+        if (name, reason) not in self._logged:
+            self._logged.add((name, reason))
+            logger.info("OpenVINO partitioner leaves %s on the CPU: %s", name, reason)
+        return False
+
+    def refusal(self, node: torch.fx.Node) -> Optional[str]:
+        """Why `node` stays out of the partition, or None when OpenVINO takes it."""
+        name = op_name(node)
+        if _matches_op_type(name, self.op_types_to_skip):
+            return "its op type is in op_types_to_skip"
+        if node.name in self.op_names_to_skip:
+            return f"node {node.name!r} is in op_names_to_skip"
+        if name == "getitem":
+            return None
+        if name not in openvino_supported_ops():
+            return "OpenVINO's PyTorch frontend does not convert it"
+        for arg in node.all_input_nodes:
+            value = arg.meta.get("val")
+            if not isinstance(value, (torch.Tensor, list, tuple)):
+                return f"it reads {arg.name!r}, a {type(value).__name__} and not a tensor"
+            for dtype in _tensor_dtypes(value):
+                if dtype not in BOUND_DTYPES:
+                    return f"it reads a {dtype} tensor, which the runtime does not bind"
+        for dtype in _tensor_dtypes(node.meta.get("val")):
+            if dtype not in BOUND_DTYPES:
+                return f"it makes a {dtype} tensor, which the runtime does not bind"
+        return None

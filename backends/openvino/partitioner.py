@@ -1,0 +1,72 @@
+"""OpenvinoPartitioner: tags the parts of an edge program that OpenVINO runs."""
+
+from __future__ import annotations
+
+import logging
+from typing import Collection, List, Optional
+
+import torch
+from executorch.exir.backend.compile_spec_schema import CompileSpec
+from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, PartitionResult
+from executorch.exir.backend.utils import tag_constant_data
+from torch.export.exported_program import ExportedProgram
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+
+from .compile_specs import parse_compile_specs, with_defaults
+from .op_support import OpenvinoOperatorSupport
+from .preprocess import BACKEND_ID
+
+logger = logging.getLogger(__name__)
+
+
+class OpenvinoPartitioner(Partitioner):
+    """Hands every part of a program that OpenVINO converts to the OpenVINO delegate.
+
+    Args:
+        compile_specs: the delegate's compile specs, best built with
+            ``executorch_openvino.compile_specs(...)``; checked here, so a bad key or
+            value fails before anything is converted.
+        op_types_to_skip: ops to keep on the CPU even when OpenVINO supports them,
+            by name ("aten.add.Tensor") or overload packet ("aten.add").
+        op_names_to_skip: node names to keep on the CPU.
+
+    Example::
+
+        edge = to_edge_transform_and_lower(
+            torch.export.export(model, example_inputs),
+            partitioner=[OpenvinoPartitioner(compile_specs(device="CPU"))],
+        )
+    """
+
+    def __init__(
+        self,
+        compile_specs: Optional[List[CompileSpec]] = None,
+        op_types_to_skip: Optional[Collection[str]] = None,
+        op_names_to_skip: Optional[Collection[str]] = None,
+    ) -> None:
+        specs = with_defaults(compile_specs)
+        self.options = parse_compile_specs(specs)
+        self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
+        self.op_types_to_skip = frozenset(op_types_to_skip or ())
+        self.op_names_to_skip = frozenset(op_names_to_skip or ())
+
+    def partition(self, exported_program: ExportedProgram) -> PartitionResult:
+        support = OpenvinoOperatorSupport(self.op_types_to_skip, self.op_names_to_skip)
+        partitions = CapabilityBasedPartitioner(
+            exported_program.graph_module, support, allows_single_node_partition=True
+        ).propose_partitions()
+        tags = {}
+        for partition in partitions:
+            if all(_is_getitem(node) for node in partition.nodes):
+                continue
+            tag = f"openvino_{partition.id}"
+            for node in partition.nodes:
+                node.meta["delegation_tag"] = tag
+            tags[tag] = self.delegation_spec
+        tag_constant_data(exported_program)
+        logger.info("OpenVINO partitioner: %d partition(s)", len(tags))
+        return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+
+
+def _is_getitem(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and getattr(node.target, "__name__", "") == "getitem"

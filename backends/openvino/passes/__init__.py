@@ -1,0 +1,18 @@
+"""Graph passes that preprocess runs on a partition before OpenVINO converts it.
+
+One pass per file; ``PASSES`` lists them in the order they run.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, List
+
+import torch
+
+PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = []
+
+
+def run_passes(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    for graph_pass in PASSES:
+        graph_module = graph_pass(graph_module)
+    return graph_module

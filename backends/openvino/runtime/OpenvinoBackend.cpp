@@ -1,0 +1,279 @@
+/*
+ * The ExecuTorch BackendInterface of executorch_openvino: init compiles the IR
+ * carried in the blob, execute binds tensors and runs inference, destroy frees.
+ * It registers itself under kBackendId when the library is loaded.
+ */
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <executorch/runtime/backend/interface.h>
+#include <executorch/runtime/core/error.h>
+#include <executorch/runtime/core/evalue.h>
+#include <executorch/runtime/platform/log.h>
+#include <openvino/core/version.hpp>
+#include <openvino/runtime/core.hpp>
+
+#include "blob_reader.h"
+#include "options.h"
+#include "tensor_binding.h"
+
+namespace executorch_openvino {
+namespace {
+
+using executorch::runtime::ArrayRef;
+using executorch::runtime::BackendExecutionContext;
+using executorch::runtime::BackendInitContext;
+using executorch::runtime::BackendOption;
+using executorch::runtime::BackendOptionContext;
+using executorch::runtime::CompileSpec;
+using executorch::runtime::DelegateHandle;
+using executorch::runtime::Error;
+using executorch::runtime::EValue;
+using executorch::runtime::FreeableBuffer;
+using executorch::runtime::Result;
+using executorch::runtime::Span;
+
+// Must equal BACKEND_ID in backends/openvino/__init__.py.
+constexpr const char* kBackendId = "ExecutorchOpenvinoBackend";
+
+// One Core per process: it loads the device plugins once and is thread-safe.
+ov::Core& shared_core() {
+  static ov::Core core;
+  return core;
+}
+
+struct OutputSlot {
+  PortSpec spec;
+  BoundTensor bound;  // static outputs only
+};
+
+struct InputSlot {
+  PortSpec spec;
+  BoundTensor bound;
+};
+
+/// What one loaded delegate owns; the DelegateHandle points at it.
+struct Delegate {
+  // OpenVINO's constants may keep pointing into the IR weights for as long as the
+  // compiled model lives, so the blob stays alive with it. Declared first, so
+  // that it is freed last.
+  std::optional<FreeableBuffer> blob;
+  ov::CompiledModel compiled;
+  ov::InferRequest request;
+  std::vector<InputSlot> inputs;
+  std::vector<OutputSlot> outputs;
+};
+
+Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,
+                                                   const LoadOptions& options) {
+  Result<BlobView> blob = parse_blob(processed.data(), processed.size());
+  if (!blob.ok()) {
+    return blob.error();
+  }
+  auto delegate = std::make_unique<Delegate>();
+  try {
+    ov::Core& core = shared_core();
+    // The weights tensor borrows the blob's memory, which the delegate keeps.
+    const ov::Tensor weights(ov::element::u8, ov::Shape{blob->ir_weights_size},
+                             const_cast<uint8_t*>(blob->ir_weights));
+    std::shared_ptr<ov::Model> model = core.read_model(std::string(blob->ir_xml), weights);
+    delegate->compiled = core.compile_model(model, options.device, compile_config(options));
+    delegate->request = delegate->compiled.create_infer_request();
+    const auto& inputs = delegate->compiled.inputs();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      delegate->inputs.push_back({PortSpec(inputs[i], "input " + std::to_string(i)), {}});
+    }
+    const auto& outputs = delegate->compiled.outputs();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      delegate->outputs.push_back({PortSpec(outputs[i], "output " + std::to_string(i)), {}});
+    }
+  } catch (const std::exception& e) {
+    ET_LOG(Error, "OpenVINO delegate: compiling for device %s failed: %s", options.device.c_str(),
+           e.what());
+    return Error::DelegateInvalidCompatibility;
+  }
+  delegate->blob.emplace(std::move(processed));
+  return delegate;
+}
+
+std::string precision_of(const ov::CompiledModel& compiled) {
+  try {
+    return compiled.get_property(ov::hint::inference_precision).to_string();
+  } catch (const std::exception&) {
+    return "device default";
+  }
+}
+
+class OpenvinoBackend final : public executorch::runtime::BackendInterface {
+ public:
+  bool is_available() const override { return true; }
+
+  Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
+                               ArrayRef<CompileSpec> compile_specs) const override {
+    Result<LoadOptions> options = options_from_compile_specs(compile_specs);
+    if (!options.ok()) {
+      return options.error();
+    }
+    LoadOverrides process_overrides;
+    {
+      std::lock_guard<std::mutex> lock(overrides_mutex_);
+      process_overrides = overrides_;
+    }
+    ET_CHECK_OK_OR_RETURN_ERROR(
+        apply_overrides(*options, process_overrides, context.runtime_specs()));
+
+    Result<std::unique_ptr<Delegate>> delegate = compile_delegate(*processed, *options);
+    if (!delegate.ok()) {
+      return delegate.error();
+    }
+    ET_LOG(Info, "OpenVINO delegate loaded on %s at inference precision %s (%zu inputs, %zu outputs)",
+           options->device.c_str(), precision_of((*delegate)->compiled).c_str(),
+           (*delegate)->inputs.size(), (*delegate)->outputs.size());
+    return delegate->release();
+  }
+
+  Error execute(BackendExecutionContext& context, DelegateHandle* handle,
+                Span<EValue*> args) const override {
+    auto* delegate = static_cast<Delegate*>(handle);
+    if (delegate == nullptr) {
+      return Error::InvalidState;
+    }
+    const size_t num_inputs = delegate->inputs.size();
+    const size_t num_outputs = delegate->outputs.size();
+    if (args.size() != num_inputs + num_outputs) {
+      ET_LOG(Error, "OpenVINO delegate: called with %zu values, expected %zu inputs and %zu outputs",
+             args.size(), num_inputs, num_outputs);
+      return Error::InvalidArgument;
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i]->isTensor()) {
+        ET_LOG(Error, "OpenVINO delegate: value %zu is not a tensor (tag %d)", i,
+               static_cast<int>(args[i]->tag));
+        return Error::InvalidArgument;
+      }
+    }
+    try {
+      ET_CHECK_OK_OR_RETURN_ERROR(bind_outputs(*delegate, args.data() + num_inputs));
+      ET_CHECK_OK_OR_RETURN_ERROR(bind_inputs(*delegate, args.data()));
+      delegate->request.infer();
+      return copy_dynamic_outputs(*delegate, args.data() + num_inputs);
+    } catch (const std::exception& e) {
+      ET_LOG(Error, "OpenVINO delegate: inference failed: %s", e.what());
+      return Error::Internal;
+    }
+  }
+
+  void destroy(DelegateHandle* handle) const override {
+    // Takes back the ownership that init released into the handle.
+    std::unique_ptr<Delegate> delegate(static_cast<Delegate*>(handle));
+  }
+
+  Error set_option(BackendOptionContext& context,
+                   const Span<BackendOption>& backend_options) override {
+    std::lock_guard<std::mutex> lock(overrides_mutex_);
+    LoadOverrides updated = overrides_;
+    for (const BackendOption& option : backend_options) {
+      ET_CHECK_OK_OR_RETURN_ERROR(set_override(updated, option));
+    }
+    overrides_ = updated;
+    return Error::Ok;
+  }
+
+ private:
+  // Outputs are bound before inputs: with a Parameter that feeds a Result
+  // directly, binding the output last made OpenVINO read the output buffer as
+  // the input (seen on 2025.4.1 and 2026.4.1).
+  static Error bind_outputs(Delegate& delegate, EValue** outputs) {
+    for (size_t i = 0; i < delegate.outputs.size(); ++i) {
+      OutputSlot& slot = delegate.outputs[i];
+      if (!slot.spec.is_static()) {
+        continue;
+      }
+      const auto& tensor = outputs[i]->toTensor();
+      if (slot.bound.matches(tensor)) {
+        continue;
+      }
+      ET_CHECK_OK_OR_RETURN_ERROR(slot.spec.check(tensor));
+      delegate.request.set_output_tensor(i, slot.bound.wrap(tensor, slot.spec.type()));
+    }
+    return Error::Ok;
+  }
+
+  static Error bind_inputs(Delegate& delegate, EValue** inputs) {
+    for (size_t i = 0; i < delegate.inputs.size(); ++i) {
+      InputSlot& slot = delegate.inputs[i];
+      const auto& tensor = inputs[i]->toTensor();
+      if (slot.bound.matches(tensor)) {
+        continue;
+      }
+      ET_CHECK_OK_OR_RETURN_ERROR(slot.spec.check(tensor));
+      delegate.request.set_input_tensor(i, slot.bound.wrap(tensor, slot.spec.type()));
+    }
+    return Error::Ok;
+  }
+
+  static Error copy_dynamic_outputs(Delegate& delegate, EValue** outputs) {
+    for (size_t i = 0; i < delegate.outputs.size(); ++i) {
+      OutputSlot& slot = delegate.outputs[i];
+      if (slot.spec.is_static()) {
+        continue;
+      }
+      auto& tensor = outputs[i]->toTensor();
+      if (tensor.scalar_type() == executorch::aten::ScalarType::Undefined ||
+          to_ov_type(tensor.scalar_type()) != slot.spec.type()) {
+        return slot.spec.check(tensor);
+      }
+      ET_CHECK_OK_OR_RETURN_ERROR(
+          copy_dynamic_output(delegate.request.get_output_tensor(i), tensor, slot.spec.name()));
+    }
+    return Error::Ok;
+  }
+
+  mutable std::mutex overrides_mutex_;
+  LoadOverrides overrides_;
+};
+
+OpenvinoBackend backend_instance;
+const Error registered = executorch::runtime::register_backend({kBackendId, &backend_instance});
+
+}  // namespace
+}  // namespace executorch_openvino
+
+// A small C API for the Python package (ctypes), which has no other way to reach
+// ExecuTorch's set_option from a program loaded with executorch.runtime.
+extern "C" {
+
+__attribute__((visibility("default"))) const char* etov_backend_id() {
+  return executorch_openvino::kBackendId;
+}
+
+__attribute__((visibility("default"))) int etov_registration_status() {
+  return static_cast<int>(executorch_openvino::registered);
+}
+
+__attribute__((visibility("default"))) const char* etov_openvino_version() {
+  return ov::get_openvino_version().buildNumber;
+}
+
+/// Sets a process-wide load option (see options.h); returns an ExecuTorch Error code.
+__attribute__((visibility("default"))) int etov_set_load_option(const char* key, const char* value) {
+  using executorch::runtime::BackendOption;
+  if (key == nullptr || value == nullptr ||
+      std::strlen(key) >= executorch::runtime::kMaxOptionKeyLength ||
+      std::strlen(value) >= executorch::runtime::kMaxOptionValueLength) {
+    return static_cast<int>(executorch::runtime::Error::InvalidArgument);
+  }
+  BackendOption option{};
+  std::strncpy(option.key, key, sizeof(option.key) - 1);
+  std::array<char, executorch::runtime::kMaxOptionValueLength> text{};
+  std::strncpy(text.data(), value, text.size() - 1);
+  option.value = text;
+  return static_cast<int>(executorch::runtime::set_option(
+      executorch_openvino::kBackendId, executorch::runtime::Span<BackendOption>(&option, 1)));
+}
+
+}  // extern "C"

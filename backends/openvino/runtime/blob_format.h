@@ -1,0 +1,38 @@
+/*
+ * The processed blob that preprocess (blob.py) writes and init (blob_reader.cpp)
+ * reads. This comment is the one description of the format; blob.py follows it.
+ *
+ *   offset  size  field
+ *        0     8  magic "ETOVBLOB"
+ *        8     4  format version, uint32 little-endian (kBlobFormatVersion)
+ *       12     4  header size in bytes, uint32 LE (kBlobHeaderSize for version 1)
+ *       16    48  OpenVINO version that wrote the blob, ASCII, NUL-padded
+ *       64     8  IR XML size, uint64 LE
+ *       72     8  IR weights size, uint64 LE
+ *       80    16  reserved, zero
+ *       96        IR XML text (not NUL-terminated)
+ *                 padding to a multiple of kBlobAlignment from the blob start
+ *                 IR weights (the .bin of the IR)
+ *
+ * The blob carries OpenVINO's IR, not a compiled model: a compiled model is tied
+ * to the exact OpenVINO build and CPU instruction set that exported it, while the
+ * IR compiles on every release and CPU we support. OpenVINO's model cache
+ * (cache_dir) makes later loads fast.
+ *
+ * A reader refuses a version it does not know, and checks every size against the
+ * buffer before touching the bytes it describes.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace executorch_openvino {
+
+inline constexpr char kBlobMagic[8] = {'E', 'T', 'O', 'V', 'B', 'L', 'O', 'B'};
+inline constexpr uint32_t kBlobFormatVersion = 1;
+inline constexpr uint32_t kBlobHeaderSize = 96;
+inline constexpr size_t kBlobVersionFieldSize = 48;
+inline constexpr size_t kBlobAlignment = 64;
+
+}  // namespace executorch_openvino

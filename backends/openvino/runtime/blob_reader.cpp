@@ -1,0 +1,91 @@
+#include "blob_reader.h"
+
+#include <cstring>
+
+#include <executorch/runtime/platform/log.h>
+
+#include "blob_format.h"
+
+namespace executorch_openvino {
+
+using executorch::runtime::Error;
+using executorch::runtime::Result;
+
+namespace {
+
+template <typename T>
+T read_le(const uint8_t* p) {
+  T value = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) {
+    value |= static_cast<T>(p[i]) << (8 * i);
+  }
+  return value;
+}
+
+// Rounds up without overflow; returns false when the result does not fit.
+bool align_up(uint64_t value, uint64_t alignment, uint64_t* out) {
+  const uint64_t rem = value % alignment;
+  if (rem == 0) {
+    *out = value;
+    return true;
+  }
+  const uint64_t pad = alignment - rem;
+  if (value > UINT64_MAX - pad) {
+    return false;
+  }
+  *out = value + pad;
+  return true;
+}
+
+}  // namespace
+
+Result<BlobView> parse_blob(const void* data, size_t size) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  if (bytes == nullptr || size < 16) {
+    ET_LOG(Error, "OpenVINO blob: %zu bytes is too short for a header", size);
+    return Error::InvalidArgument;
+  }
+  if (std::memcmp(bytes, kBlobMagic, sizeof(kBlobMagic)) != 0) {
+    ET_LOG(Error, "OpenVINO blob: bad magic, this is not a blob written by executorch_openvino");
+    return Error::InvalidArgument;
+  }
+  BlobView view;
+  view.format_version = read_le<uint32_t>(bytes + 8);
+  if (view.format_version != kBlobFormatVersion) {
+    ET_LOG(Error,
+           "OpenVINO blob: format version %u is not supported by this runtime (it reads version %u); "
+           "export the program again or update executorch_openvino",
+           view.format_version, kBlobFormatVersion);
+    return Error::DelegateInvalidCompatibility;
+  }
+  const uint32_t header_size = read_le<uint32_t>(bytes + 12);
+  if (header_size != kBlobHeaderSize || size < header_size) {
+    ET_LOG(Error, "OpenVINO blob: header size %u does not match version %u (%u) or the blob size %zu",
+           header_size, view.format_version, kBlobHeaderSize, size);
+    return Error::InvalidArgument;
+  }
+  const char* version = reinterpret_cast<const char*>(bytes + 16);
+  view.writer_openvino_version = std::string_view(version, strnlen(version, kBlobVersionFieldSize));
+
+  const uint64_t xml_size = read_le<uint64_t>(bytes + 64);
+  const uint64_t weights_size = read_le<uint64_t>(bytes + 72);
+  const uint64_t available = size - header_size;
+  if (xml_size == 0 || xml_size > available) {
+    ET_LOG(Error, "OpenVINO blob: IR XML size %llu does not fit the %llu bytes after the header",
+           static_cast<unsigned long long>(xml_size), static_cast<unsigned long long>(available));
+    return Error::InvalidArgument;
+  }
+  uint64_t weights_offset = 0;
+  if (!align_up(header_size + xml_size, kBlobAlignment, &weights_offset) ||
+      weights_offset > size || weights_size > size - weights_offset) {
+    ET_LOG(Error, "OpenVINO blob: IR weights (%llu bytes) do not fit a blob of %zu bytes",
+           static_cast<unsigned long long>(weights_size), size);
+    return Error::InvalidArgument;
+  }
+  view.ir_xml = std::string_view(reinterpret_cast<const char*>(bytes + header_size), xml_size);
+  view.ir_weights = bytes + weights_offset;
+  view.ir_weights_size = weights_size;
+  return view;
+}
+
+}  // namespace executorch_openvino

@@ -1,0 +1,170 @@
+#include "options.h"
+
+#include <cstring>
+
+#include <executorch/runtime/platform/log.h>
+#include <openvino/runtime/properties.hpp>
+
+namespace executorch_openvino {
+
+using executorch::runtime::ArrayRef;
+using executorch::runtime::BackendOption;
+using executorch::runtime::CompileSpec;
+using executorch::runtime::Error;
+using executorch::runtime::kMaxOptionValueLength;
+using executorch::runtime::Result;
+using executorch::runtime::Span;
+
+bool is_valid_precision(std::string_view value) {
+  return value == "f32" || value == "f16" || value == "bf16";
+}
+
+bool is_valid_performance_hint(std::string_view value) {
+  return value == "LATENCY" || value == "THROUGHPUT" || value == "CUMULATIVE_THROUGHPUT";
+}
+
+namespace {
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// Compile-spec values are UTF-8 text written by compile_specs.py.
+Result<std::string> spec_text(const CompileSpec& spec) {
+  const auto* data = static_cast<const char*>(spec.value.buffer);
+  if (spec.value.nbytes > 0 && data == nullptr) {
+    ET_LOG(Error, "OpenVINO compile spec '%s' has no value", spec.key);
+    return Error::InvalidArgument;
+  }
+  std::string text(data == nullptr ? "" : data, spec.value.nbytes);
+  if (text.find('\0') != std::string::npos) {
+    ET_LOG(Error, "OpenVINO compile spec '%s' holds a NUL byte", spec.key);
+    return Error::InvalidArgument;
+  }
+  return text;
+}
+
+Error check_precision(const std::string& value, const char* where) {
+  if (!is_valid_precision(value)) {
+    ET_LOG(Error, "OpenVINO %s: inference_precision '%s' is not one of f32, f16, bf16", where,
+           value.c_str());
+    return Error::InvalidArgument;
+  }
+  return Error::Ok;
+}
+
+Result<std::string> option_text(const BackendOption& option) {
+  const auto* text = std::get_if<std::array<char, kMaxOptionValueLength>>(&option.value);
+  if (text == nullptr) {
+    ET_LOG(Error, "OpenVINO load option '%s' must be a string", option.key);
+    return Error::InvalidArgument;
+  }
+  return std::string(text->data(), strnlen(text->data(), text->size()));
+}
+
+}  // namespace
+
+Result<LoadOptions> options_from_compile_specs(ArrayRef<CompileSpec> specs) {
+  LoadOptions options;
+  for (const CompileSpec& spec : specs) {
+    Result<std::string> value = spec_text(spec);
+    if (!value.ok()) {
+      return value.error();
+    }
+    const std::string_view key(spec.key == nullptr ? "" : spec.key);
+    if (key == kDeviceKey) {
+      options.device = *value;
+    } else if (key == kPrecisionKey) {
+      ET_CHECK_OK_OR_RETURN_ERROR(check_precision(*value, "program"));
+      options.inference_precision = *value;
+    } else if (key == kPerformanceHintKey) {
+      if (!is_valid_performance_hint(*value)) {
+        ET_LOG(Error, "OpenVINO program: performance_hint '%s' is not one of LATENCY, THROUGHPUT, "
+               "CUMULATIVE_THROUGHPUT", value->c_str());
+        return Error::InvalidArgument;
+      }
+      options.performance_hint = *value;
+    } else if (key == kCacheDirKey) {
+      options.cache_dir = *value;
+    } else {
+      ET_LOG(Error, "OpenVINO program: unknown compile spec '%.*s'; this runtime knows device, "
+             "inference_precision, performance_hint, cache_dir", static_cast<int>(key.size()), key.data());
+      return Error::InvalidArgument;
+    }
+  }
+  if (options.device.empty()) {
+    ET_LOG(Error, "OpenVINO program: the device compile spec is empty");
+    return Error::InvalidArgument;
+  }
+  return options;
+}
+
+Error set_override(LoadOverrides& overrides, const BackendOption& option) {
+  Result<std::string> value = option_text(option);
+  if (!value.ok()) {
+    return value.error();
+  }
+  if (std::strcmp(option.key, kPrecisionKey) == 0) {
+    // An empty value clears the override.
+    if (!value->empty()) {
+      ET_CHECK_OK_OR_RETURN_ERROR(check_precision(*value, "load option"));
+    }
+    overrides.inference_precision = *value;
+  } else if (std::strcmp(option.key, kCacheDirKey) == 0) {
+    overrides.cache_dir = *value;
+  } else {
+    ET_LOG(Error, "OpenVINO load option '%s' is unknown; accepted: inference_precision, cache_dir",
+           option.key);
+    return Error::InvalidArgument;
+  }
+  return Error::Ok;
+}
+
+Error apply_overrides(LoadOptions& options, const LoadOverrides& process_overrides,
+                      Span<const BackendOption> load_options) {
+  LoadOverrides merged = process_overrides;
+  for (const BackendOption& option : load_options) {
+    ET_CHECK_OK_OR_RETURN_ERROR(set_override(merged, option));
+  }
+  if (!merged.inference_precision.empty()) {
+    options.inference_precision = merged.inference_precision;
+  }
+  if (!merged.cache_dir.empty()) {
+    options.cache_dir = merged.cache_dir;
+  }
+  return Error::Ok;
+}
+
+std::string effective_precision(const LoadOptions& options) {
+  if (!options.inference_precision.empty()) {
+    return options.inference_precision;
+  }
+  // OpenVINO's CPU plugin picks bf16 (or f16 on ARM) where the CPU has it;
+  // results must match eager PyTorch unless the user asks otherwise.
+  return starts_with(options.device, "CPU") ? "f32" : "";
+}
+
+ov::AnyMap compile_config(const LoadOptions& options) {
+  ov::AnyMap config;
+  const std::string precision = effective_precision(options);
+  if (precision == "f32") {
+    config[ov::hint::inference_precision.name()] = ov::element::f32;
+  } else if (precision == "f16") {
+    config[ov::hint::inference_precision.name()] = ov::element::f16;
+  } else if (precision == "bf16") {
+    config[ov::hint::inference_precision.name()] = ov::element::bf16;
+  }
+  if (options.performance_hint == "THROUGHPUT") {
+    config[ov::hint::performance_mode.name()] = ov::hint::PerformanceMode::THROUGHPUT;
+  } else if (options.performance_hint == "CUMULATIVE_THROUGHPUT") {
+    config[ov::hint::performance_mode.name()] = ov::hint::PerformanceMode::CUMULATIVE_THROUGHPUT;
+  } else {
+    config[ov::hint::performance_mode.name()] = ov::hint::PerformanceMode::LATENCY;
+  }
+  if (!options.cache_dir.empty()) {
+    config[ov::cache_dir.name()] = options.cache_dir;
+  }
+  return config;
+}
+
+}  // namespace executorch_openvino

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include <executorch/runtime/backend/interface.h>
+#include <openvino/core/any.hpp>
+
+namespace executorch_openvino {
+
+/// How a delegate is compiled when the runtime loads it. Filled from the compile
+/// specs stored in the program, then from load-time overrides.
+struct LoadOptions {
+  std::string device = "CPU";
+  std::string inference_precision;  // empty: the device's default (f32 on CPU)
+  std::string performance_hint = "LATENCY";
+  std::string cache_dir;  // empty: no model cache
+};
+
+/// Load-time settings that win over what the program says. Set per process with
+/// ExecuTorch's set_option (or executorch_openvino.set_runtime_options), per load
+/// with a LoadBackendOptionsMap.
+struct LoadOverrides {
+  std::string inference_precision;
+  std::string cache_dir;
+};
+
+/// The option keys, shared by compile specs, set_option and per-load options.
+inline constexpr const char* kDeviceKey = "device";
+inline constexpr const char* kPrecisionKey = "inference_precision";
+inline constexpr const char* kPerformanceHintKey = "performance_hint";
+inline constexpr const char* kCacheDirKey = "cache_dir";
+
+bool is_valid_precision(std::string_view value);
+bool is_valid_performance_hint(std::string_view value);
+
+/// Reads the compile specs the program was lowered with. Unknown keys and bad
+/// values fail with InvalidArgument and a log line naming them.
+executorch::runtime::Result<LoadOptions> options_from_compile_specs(
+    executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs);
+
+/// Applies process-wide overrides, then per-load ones, which win.
+executorch::runtime::Error apply_overrides(
+    LoadOptions& options,
+    const LoadOverrides& process_overrides,
+    executorch::runtime::Span<const executorch::runtime::BackendOption> load_options);
+
+/// Reads a key of ExecuTorch's set_option into `overrides`.
+executorch::runtime::Error set_override(LoadOverrides& overrides,
+                                        const executorch::runtime::BackendOption& option);
+
+/// The precision the delegate asks OpenVINO for: the option, or f32 on a CPU.
+std::string effective_precision(const LoadOptions& options);
+
+/// The configuration passed to ov::Core::compile_model.
+ov::AnyMap compile_config(const LoadOptions& options);
+
+}  // namespace executorch_openvino

@@ -1,0 +1,156 @@
+#include "tensor_binding.h"
+
+#include <cstring>
+
+#include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
+#include <executorch/runtime/core/exec_aten/util/tensor_util.h>
+#include <executorch/runtime/platform/log.h>
+
+namespace executorch_openvino {
+
+using executorch::aten::ArrayRef;
+using executorch::aten::ScalarType;
+using executorch::aten::SizesType;
+using executorch::aten::Tensor;
+using executorch::runtime::Error;
+
+ov::element::Type to_ov_type(ScalarType type) {
+  switch (type) {
+    case ScalarType::Float:
+      return ov::element::f32;
+    case ScalarType::Half:
+      return ov::element::f16;
+    case ScalarType::BFloat16:
+      return ov::element::bf16;
+    case ScalarType::Double:
+      return ov::element::f64;
+    case ScalarType::Byte:
+      return ov::element::u8;
+    case ScalarType::Char:
+      return ov::element::i8;
+    case ScalarType::Short:
+      return ov::element::i16;
+    case ScalarType::Int:
+      return ov::element::i32;
+    case ScalarType::Long:
+      return ov::element::i64;
+    case ScalarType::Bool:
+      return ov::element::boolean;
+    case ScalarType::UInt16:
+      return ov::element::u16;
+    case ScalarType::UInt32:
+      return ov::element::u32;
+    case ScalarType::UInt64:
+      return ov::element::u64;
+    default:
+      return ov::element::dynamic;
+  }
+}
+
+std::string shape_text(ArrayRef<SizesType> sizes) {
+  std::string text = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    text += (i ? ", " : "") + std::to_string(sizes[i]);
+  }
+  return text + "]";
+}
+
+PortSpec::PortSpec(const ov::Output<const ov::Node>& port, std::string name)
+    : name_(std::move(name)), type_(port.get_element_type()) {
+  const ov::PartialShape& shape = port.get_partial_shape();
+  is_static_ = shape.is_static();
+  rank_is_dynamic_ = shape.rank().is_dynamic();
+  if (rank_is_dynamic_) {
+    return;
+  }
+  for (const ov::Dimension& dim : shape) {
+    min_dims_.push_back(dim.get_min_length());
+    max_dims_.push_back(dim.get_max_length());
+  }
+}
+
+Error PortSpec::check(const Tensor& tensor) const {
+  const ov::element::Type given = to_ov_type(tensor.scalar_type());
+  if (given != type_) {
+    ET_LOG(Error, "OpenVINO delegate %s: dtype %s is not the %s the program was exported with",
+           name_.c_str(), executorch::runtime::toString(tensor.scalar_type()),
+           type_.get_type_name().c_str());
+    return Error::InvalidArgument;
+  }
+  if (rank_is_dynamic_) {
+    return Error::Ok;
+  }
+  bool fits = static_cast<size_t>(tensor.dim()) == min_dims_.size();
+  for (size_t i = 0; fits && i < min_dims_.size(); ++i) {
+    const int64_t size = tensor.size(i);
+    fits = size >= min_dims_[i] && (max_dims_[i] < 0 || size <= max_dims_[i]);
+  }
+  if (!fits) {
+    std::string accepted = "[";
+    for (size_t i = 0; i < min_dims_.size(); ++i) {
+      accepted += i ? ", " : "";
+      if (min_dims_[i] == max_dims_[i]) {
+        accepted += std::to_string(min_dims_[i]);
+      } else {
+        accepted += std::to_string(min_dims_[i]) + ".." +
+                    (max_dims_[i] < 0 ? std::string("inf") : std::to_string(max_dims_[i]));
+      }
+    }
+    accepted += "]";
+    ET_LOG(Error, "OpenVINO delegate %s: shape %s does not fit the accepted %s", name_.c_str(),
+           shape_text(tensor.sizes()).c_str(), accepted.c_str());
+    return Error::InvalidArgument;
+  }
+  return Error::Ok;
+}
+
+bool BoundTensor::matches(const Tensor& tensor) const {
+  if (data_ == nullptr || data_ != tensor.const_data_ptr() || dtype_ != tensor.scalar_type() ||
+      sizes_.size() != static_cast<size_t>(tensor.dim())) {
+    return false;
+  }
+  return std::equal(sizes_.begin(), sizes_.end(), tensor.sizes().begin());
+}
+
+const ov::Tensor& BoundTensor::wrap(const Tensor& tensor, const ov::element::Type& type) {
+  ov::Shape shape(tensor.sizes().begin(), tensor.sizes().end());
+  tensor_ = ov::Tensor(type, shape, tensor.mutable_data_ptr());
+  data_ = tensor.mutable_data_ptr();
+  dtype_ = tensor.scalar_type();
+  sizes_.assign(tensor.sizes().begin(), tensor.sizes().end());
+  return tensor_;
+}
+
+Error copy_dynamic_output(const ov::Tensor& produced, Tensor& output, const std::string& name) {
+  const ov::Shape& shape = produced.get_shape();
+  // ExecuTorch sizes are 32-bit and a tensor has at most kTensorDimensionLimit dims.
+  SizesType sizes[executorch::runtime::kTensorDimensionLimit];
+  if (shape.size() > executorch::runtime::kTensorDimensionLimit ||
+      shape.size() != static_cast<size_t>(output.dim())) {
+    ET_LOG(Error, "OpenVINO delegate %s: OpenVINO produced rank %zu, the program expects rank %zd",
+           name.c_str(), shape.size(), static_cast<ssize_t>(output.dim()));
+    return Error::InvalidArgument;
+  }
+  for (size_t i = 0; i < shape.size(); ++i) {
+    sizes[i] = static_cast<SizesType>(shape[i]);
+  }
+  const ArrayRef<SizesType> new_sizes(sizes, shape.size());
+  // ExecuTorch refuses a resize beyond the tensor's planned upper bound.
+  if (executorch::runtime::resize_tensor(output, new_sizes) != Error::Ok) {
+    ET_LOG(Error, "OpenVINO delegate %s: OpenVINO produced shape %s, which does not fit the "
+           "output's planned shape %s", name.c_str(), shape_text(new_sizes).c_str(),
+           shape_text(output.sizes()).c_str());
+    return Error::InvalidArgument;
+  }
+  if (produced.get_byte_size() != output.nbytes()) {
+    ET_LOG(Error, "OpenVINO delegate %s: %zu bytes produced for an output of %zu bytes",
+           name.c_str(), produced.get_byte_size(), output.nbytes());
+    return Error::Internal;
+  }
+  if (output.nbytes() > 0) {
+    std::memcpy(output.mutable_data_ptr(), produced.data(), output.nbytes());
+  }
+  return Error::Ok;
+}
+
+}  // namespace executorch_openvino

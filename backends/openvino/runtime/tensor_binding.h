@@ -1,0 +1,78 @@
+/*
+ * Binding ExecuTorch tensors to an OpenVINO infer request.
+ *
+ * Inputs and static outputs are bound to the ExecuTorch tensors' own memory:
+ * OpenVINO reads and writes it directly, with no copy. A slot remembers what it
+ * bound and rebinds only when the memory or the shape changes, so a steady
+ * stream of calls allocates nothing.
+ *
+ * An output whose shape can change is left to OpenVINO, which owns and grows one
+ * buffer per output; after inference its data is copied into the ExecuTorch
+ * output, which is resized to the shape OpenVINO produced.
+ */
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <executorch/runtime/core/error.h>
+#include <executorch/runtime/core/evalue.h>
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <openvino/runtime/infer_request.hpp>
+#include <openvino/runtime/tensor.hpp>
+
+namespace executorch_openvino {
+
+/// The OpenVINO element type that holds an ExecuTorch dtype bit for bit, or
+/// ov::element::dynamic when the runtime does not bind that dtype.
+ov::element::Type to_ov_type(executorch::aten::ScalarType type);
+
+/// What a port of the compiled model accepts, read once at load.
+class PortSpec {
+ public:
+  PortSpec(const ov::Output<const ov::Node>& port, std::string name);
+
+  const std::string& name() const { return name_; }
+  const ov::element::Type& type() const { return type_; }
+  bool is_static() const { return is_static_; }
+  /// Checks an ExecuTorch tensor's dtype and shape against the port; logs why not.
+  executorch::runtime::Error check(const executorch::aten::Tensor& tensor) const;
+
+ private:
+  std::string name_;
+  ov::element::Type type_;
+  bool rank_is_dynamic_ = false;
+  bool is_static_ = false;
+  std::vector<int64_t> min_dims_;
+  std::vector<int64_t> max_dims_;  // -1: unbounded
+};
+
+/// Binds one ExecuTorch tensor to an input or output of the infer request,
+/// remembering what is bound so that a repeated call rebinds nothing.
+class BoundTensor {
+ public:
+  /// True when `tensor` (memory and shape) is what was bound last.
+  bool matches(const executorch::aten::Tensor& tensor) const;
+  /// Wraps `tensor`'s memory in an ov::Tensor; no data is copied.
+  const ov::Tensor& wrap(const executorch::aten::Tensor& tensor, const ov::element::Type& type);
+  void reset() { data_ = nullptr; }
+
+ private:
+  void* data_ = nullptr;
+  executorch::aten::ScalarType dtype_ = executorch::aten::ScalarType::Undefined;
+  std::vector<executorch::aten::SizesType> sizes_;
+  ov::Tensor tensor_;
+};
+
+/// Copies an OpenVINO-owned output into an ExecuTorch output after resizing it to
+/// the shape OpenVINO produced. Fails, naming the output and both shapes, when the
+/// result does not fit the ExecuTorch tensor's capacity.
+executorch::runtime::Error copy_dynamic_output(const ov::Tensor& produced,
+                                               executorch::aten::Tensor& output,
+                                               const std::string& name);
+
+/// "[2, 3]" for logs.
+std::string shape_text(executorch::aten::ArrayRef<executorch::aten::SizesType> sizes);
+
+}  // namespace executorch_openvino
