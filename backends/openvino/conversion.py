@@ -51,7 +51,9 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
     """
     graph_module = to_graph_module(edge_program)
     frontend = FrontEndManager().load_by_framework("pytorch")
-    model = frontend.convert(frontend.load(TorchFXPythonDecoder(graph_module)))
+    # The decoder must outlive the conversion: the frontend calls back into it.
+    decoder = TorchFXPythonDecoder(graph_module)
+    model = frontend.convert(frontend.load(decoder))
     placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
     parameters = model.get_parameters()
     if len(parameters) != len(placeholders):
