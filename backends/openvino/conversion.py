@@ -6,6 +6,7 @@ import logging
 from typing import List
 
 import openvino as ov
+import openvino.opset13 as ov_ops
 import torch
 from executorch.exir.passes.memory_format_ops_pass import DimOrderOpsRevertPass
 from openvino.frontend import FrontEndManager
@@ -73,7 +74,35 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
         parameter.set_element_type(_OV_TYPES[value.dtype])
         parameter.set_partial_shape(_partial_shape(value, edge_program))
     model.validate_nodes_and_infer_types()
+    _convert_outputs_to_torch_dtypes(model, graph_module)
     return model
+
+
+def _convert_outputs_to_torch_dtypes(model: ov.Model, graph_module: torch.fx.GraphModule) -> None:
+    """Makes each output come out in the dtype PyTorch gives it.
+
+    The frontend keeps a narrower type for some ops, such as sum over int32, which
+    PyTorch computes in int64; the runtime binds outputs only in the exact dtype
+    the program expects.
+    """
+    output_node = next(node for node in graph_module.graph.nodes if node.op == "output")
+    expected = [arg.meta.get("val") for arg in output_node.args[0]]
+    results = model.get_results()
+    if len(results) != len(expected):
+        raise RuntimeError(f"OpenVINO made {len(results)} outputs for a partition with {len(expected)}")
+    changed = False
+    for result, value in zip(results, expected):
+        if not isinstance(value, torch.Tensor) or value.dtype not in _OV_TYPES:
+            continue
+        wanted = _OV_TYPES[value.dtype]
+        source = result.input_value(0)
+        if source.get_element_type() != wanted:
+            logger.debug("OpenVINO output %s: converting %s to %s", result.get_friendly_name(),
+                         source.get_element_type(), wanted)
+            result.input(0).replace_source_output(ov_ops.convert(source, wanted).output(0))
+            changed = True
+    if changed:
+        model.validate_nodes_and_infer_types()
 
 
 def _partial_shape(value: torch.Tensor, edge_program: ExportedProgram) -> ov.PartialShape:

@@ -9,7 +9,11 @@ from typing import Callable, List
 
 import torch
 
-PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = []
+from .decompose_integer_floor_divide import decompose_integer_floor_divide
+
+PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
+    decompose_integer_floor_divide,
+]
 
 
 def run_passes(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:

@@ -1,0 +1,138 @@
+"""The shared test harness: export, lower, write a .pte to a file, load it with
+executorch.runtime, run several inputs through one loaded method, compare with eager."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+from executorch.exir import EdgeCompileConfig, ExecutorchProgramManager, to_edge_transform_and_lower
+from executorch.exir.lowered_backend_module import LoweredBackendModule
+from executorch.runtime import Method, Runtime
+
+import executorch_openvino
+from executorch_openvino import BACKEND_ID, OpenvinoPartitioner
+from executorch_openvino.op_support import op_name
+
+Inputs = Tuple[Any, ...]
+
+
+def default_tolerance(dtype: torch.dtype) -> Tuple[float, float]:
+    """(rtol, atol) for results computed in float32, or exact for integers and bool."""
+    if dtype in (torch.float32, torch.float64):
+        return 1e-5, 1e-5
+    if dtype in (torch.float16, torch.bfloat16):
+        return 1e-2, 1e-2
+    return 0.0, 0.0
+
+
+@dataclass
+class LoweredProgram:
+    manager: ExecutorchProgramManager
+    path: Path
+
+    def delegated_ops(self) -> List[str]:
+        """Names of the ops inside our delegates, such as "aten.add.Tensor"."""
+        names = []
+        graph_module = self.manager.exported_program().graph_module
+        for module in graph_module.modules():
+            if isinstance(module, LoweredBackendModule) and module.backend_id == BACKEND_ID:
+                for node in module.original_module.graph.nodes:
+                    if node.op == "call_function":
+                        names.append(op_name(node))
+        return names
+
+    def cpu_ops(self) -> List[str]:
+        """Names of the ops ExecuTorch runs itself, such as "aten::sin"."""
+        plan = self.manager.executorch_program.execution_plan[0]
+        return [operator.name + (f".{operator.overload}" if operator.overload else "")
+                for operator in plan.operators]
+
+    def delegate_ids(self) -> List[str]:
+        plan = self.manager.executorch_program.execution_plan[0]
+        return [delegate.id for delegate in plan.delegates]
+
+    def load_method(self, from_bytes: bool = False) -> Method:
+        runtime = Runtime.get()
+        program = runtime.load_program(self.path.read_bytes() if from_bytes else self.path)
+        return program.load_method("forward")
+
+
+def lower(
+    module: torch.nn.Module,
+    example_inputs: Inputs,
+    tmp_path: Path,
+    *,
+    compile_specs: Optional[list] = None,
+    dynamic_shapes: Any = None,
+    partitioner: Optional[OpenvinoPartitioner] = None,
+    name: str = "model",
+) -> LoweredProgram:
+    """Exports `module`, lowers it with OpenvinoPartitioner and writes `name`.pte."""
+    exported = torch.export.export(module, example_inputs, dynamic_shapes=dynamic_shapes)
+    partitioner = partitioner or OpenvinoPartitioner(compile_specs)
+    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
+    manager = edge.to_executorch()
+    path = tmp_path / f"{name}.pte"
+    path.write_bytes(manager.buffer)
+    return LoweredProgram(manager, path)
+
+
+def run(method: Method, inputs: Inputs) -> List[Any]:
+    """Runs one call; the outputs are copied because the next call may reuse their memory."""
+    outputs = method.execute(list(inputs))
+    return [output.clone() if isinstance(output, torch.Tensor) else output for output in outputs]
+
+
+def eager(module: torch.nn.Module, inputs: Inputs) -> List[Any]:
+    with torch.no_grad():
+        result = module(*copy.deepcopy(inputs))
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def assert_close(actual: Sequence[Any], expected: Sequence[Any], rtol: Optional[float] = None,
+                 atol: Optional[float] = None) -> None:
+    assert len(actual) == len(expected), f"{len(actual)} outputs, eager gives {len(expected)}"
+    for index, (got, want) in enumerate(zip(actual, expected)):
+        assert got.dtype == want.dtype, f"output {index}: dtype {got.dtype}, eager {want.dtype}"
+        assert got.shape == want.shape, f"output {index}: shape {tuple(got.shape)}, eager {tuple(want.shape)}"
+        default_rtol, default_atol = default_tolerance(want.dtype)
+        torch.testing.assert_close(
+            got, want,
+            rtol=default_rtol if rtol is None else rtol,
+            atol=default_atol if atol is None else atol,
+            msg=lambda text, index=index: f"output {index}: {text}",
+        )
+
+
+def check_against_eager(
+    module: torch.nn.Module,
+    input_sets: Sequence[Inputs],
+    tmp_path: Path,
+    *,
+    compile_specs: Optional[list] = None,
+    dynamic_shapes: Any = None,
+    rtol: Optional[float] = None,
+    atol: Optional[float] = None,
+    expect_delegated: Sequence[str] = (),
+    from_bytes: bool = False,
+) -> LoweredProgram:
+    """Lowers `module` with the first input set, then runs every set on one loaded method.
+
+    `expect_delegated` lists op names that must have run inside our delegate.
+    """
+    assert len(input_sets) >= 2, "run at least two inputs: some OpenVINO bugs show from the second call"
+    module = module.eval()
+    lowered = lower(module, input_sets[0], tmp_path, compile_specs=compile_specs,
+                    dynamic_shapes=dynamic_shapes)
+    assert BACKEND_ID in lowered.delegate_ids(), "nothing was delegated to OpenVINO"
+    delegated = lowered.delegated_ops()
+    for name in expect_delegated:
+        assert name in delegated, f"{name} did not run in the OpenVINO delegate; it ran {delegated}"
+    method = lowered.load_method(from_bytes=from_bytes)
+    for inputs in input_sets:
+        assert_close(run(method, inputs), eager(module, inputs), rtol=rtol, atol=atol)
+    return lowered
