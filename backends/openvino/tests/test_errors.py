@@ -1,0 +1,97 @@
+"""Bad input gets a clear error that names it; nothing crashes."""
+
+import struct
+
+import pytest
+import torch
+from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+import executorch_openvino.preprocess
+from executorch_openvino import OpenvinoPartitioner, compile_specs
+from harness import assert_close, eager, lower, run
+
+
+class AddOne(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+def test_unknown_device_is_refused_at_lowering_naming_it():
+    with pytest.raises(ValueError, match=r"'TPU'.*accepted: CPU, GPU, NPU"):
+        OpenvinoPartitioner(compile_specs(device="TPU"))
+
+
+def test_unknown_device_in_raw_compile_spec_is_refused():
+    with pytest.raises(ValueError, match="'FPGA'"):
+        OpenvinoPartitioner([CompileSpec("device", b"FPGA")])
+
+
+def test_unknown_compile_spec_key_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"'devcie'.*accepted: device, inference_precision"):
+        OpenvinoPartitioner([CompileSpec("devcie", b"CPU")])
+
+
+def test_non_utf8_compile_spec_value_is_refused():
+    with pytest.raises(ValueError, match="not UTF-8"):
+        OpenvinoPartitioner([CompileSpec("device", b"\xff\xfe")])
+
+
+def _truncate(blob):
+    return blob[: len(blob) // 2]
+
+
+def _bad_magic(blob):
+    return b"NOTABLOB" + blob[8:]
+
+
+def _future_version(blob):
+    return blob[:8] + struct.pack("<I", 99) + blob[12:]
+
+
+def _huge_xml_size(blob):
+    return blob[:64] + struct.pack("<Q", 2**63) + blob[72:]
+
+
+def _header_only(blob):
+    return blob[:10]
+
+
+@pytest.mark.parametrize(
+    "tamper, log_text",
+    [
+        (_truncate, "not fit"),
+        (_bad_magic, "bad magic"),
+        (_future_version, "format version 99"),
+        (_huge_xml_size, "IR XML size"),
+        (_header_only, "too short"),
+    ],
+    ids=["truncated", "bad_magic", "future_version", "huge_xml_size", "ten_bytes"],
+)
+def test_damaged_blob_fails_to_load_with_a_log_line(tamper, log_text, tmp_path, monkeypatch, capfd):
+    write_blob = executorch_openvino.preprocess.write_blob
+    monkeypatch.setattr(executorch_openvino.preprocess, "write_blob", lambda model: tamper(write_blob(model)))
+    lowered = lower(AddOne(), (torch.randn(2, 3),), tmp_path)
+    with pytest.raises(RuntimeError):
+        lowered.load_method()
+    assert log_text in capfd.readouterr().err
+
+
+def test_input_of_wrong_dtype_is_refused_and_the_method_still_works(tmp_path):
+    model = AddOne()
+    method = lower(model, (torch.randn(2, 3),), tmp_path).load_method()
+    bad = torch.ones(2, 3, dtype=torch.int32)
+    kept = bad.clone()
+    with pytest.raises(RuntimeError):
+        method.execute([bad])
+    assert torch.equal(bad, kept), "a refused input was modified"
+    good = (torch.randn(2, 3),)
+    assert_close(run(method, good), eager(model, good))
+
+
+def test_input_of_wrong_shape_is_refused_and_the_method_still_works(tmp_path):
+    model = AddOne()
+    method = lower(model, (torch.randn(2, 3),), tmp_path).load_method()
+    with pytest.raises(RuntimeError):
+        method.execute([torch.randn(4, 5)])
+    good = (torch.randn(2, 3),)
+    assert_close(run(method, good), eager(model, good))

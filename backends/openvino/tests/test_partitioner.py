@@ -1,0 +1,66 @@
+"""What the partitioner hands to OpenVINO and what it keeps on the CPU."""
+
+import torch
+
+from executorch_openvino import OpenvinoPartitioner, compile_specs
+from harness import assert_close, eager, lower, run
+
+
+class MulThenAdd(torch.nn.Module):
+    def forward(self, x):
+        return (x * 3) + 1
+
+
+def _check_runs(model, lowered):
+    method = lowered.load_method()
+    for _ in range(2):
+        inputs = (torch.randn(4, 4),)
+        assert_close(run(method, inputs), eager(model, inputs))
+
+
+def test_op_type_to_skip_keeps_a_supported_op_on_the_cpu(tmp_path):
+    model = MulThenAdd()
+    partitioner = OpenvinoPartitioner(compile_specs(), op_types_to_skip={"aten.mul.Tensor"})
+    lowered = lower(model, (torch.randn(4, 4),), tmp_path, partitioner=partitioner)
+    assert "aten.mul.Tensor" not in lowered.delegated_ops()
+    assert "aten.add.Tensor" in lowered.delegated_ops()
+    assert "aten::mul.out" in lowered.cpu_ops()
+    _check_runs(model, lowered)
+
+
+def test_op_type_to_skip_accepts_an_overload_packet(tmp_path):
+    partitioner = OpenvinoPartitioner(compile_specs(), op_types_to_skip={"aten.add"})
+    lowered = lower(MulThenAdd(), (torch.randn(4, 4),), tmp_path, partitioner=partitioner)
+    assert "aten.add.Tensor" not in lowered.delegated_ops()
+    assert "aten.mul.Tensor" in lowered.delegated_ops()
+
+
+def test_op_name_to_skip_keeps_that_node_on_the_cpu(tmp_path):
+    model = MulThenAdd()
+    partitioner = OpenvinoPartitioner(compile_specs(), op_names_to_skip={"aten_add_tensor"})
+    lowered = lower(model, (torch.randn(4, 4),), tmp_path, partitioner=partitioner)
+    assert "aten.add.Tensor" not in lowered.delegated_ops()
+    assert "aten.mul.Tensor" in lowered.delegated_ops()
+    assert "aten::add.out" in lowered.cpu_ops()
+    _check_runs(model, lowered)
+
+
+class WithUnsupportedOp(torch.nn.Module):
+    def forward(self, x):
+        mask = torch.logical_and(x > 0, x < 1)  # the PyTorch frontend does not convert logical_and
+        return torch.where(mask, x * 2, x)
+
+
+def test_op_openvino_does_not_convert_runs_on_the_cpu(tmp_path):
+    model = WithUnsupportedOp()
+    lowered = lower(model, (torch.randn(4, 4),), tmp_path)
+    assert "aten.logical_and.default" not in lowered.delegated_ops()
+    assert "aten::logical_and.out" in lowered.cpu_ops()
+    assert "aten.where.self" in lowered.delegated_ops()
+    _check_runs(model, lowered)
+
+
+def test_device_defaults_to_cpu_in_the_delegation_spec():
+    partitioner = OpenvinoPartitioner()
+    assert partitioner.options.device == "CPU"
+    assert [(spec.key, spec.value) for spec in partitioner.delegation_spec.compile_specs] == [("device", b"CPU")]

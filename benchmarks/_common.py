@@ -1,0 +1,131 @@
+"""Shared helpers of the benchmarks: lowering to a .pte file, loading it with
+executorch.runtime, timing calls, describing the machine and printing tables.
+
+Each script sets the thread policy itself before it imports torch (and so before
+this module), because torch's OpenMP threads otherwise spin after every torch op
+that executorch.runtime runs to convert inputs and outputs, and take the cores
+OpenVINO needs::
+
+    import os
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import torch
+    torch.set_num_threads(1)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+import openvino
+import torch
+from executorch.exir import to_edge_transform_and_lower
+from executorch.runtime import Method, Runtime
+
+from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, compile_specs
+
+logger = logging.getLogger("benchmarks")
+
+
+def setup_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+
+
+def lower_to_pte(module: torch.nn.Module, example_inputs: Tuple[Any, ...], path: Path, *,
+                 dynamic_shapes: Any = None, **specs: str) -> Path:
+    """Exports `module`, lowers it with OpenvinoPartitioner(compile_specs(**specs)), writes `path`."""
+    exported = torch.export.export(module.eval(), example_inputs, dynamic_shapes=dynamic_shapes)
+    edge = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner(compile_specs(**specs))])
+    manager = edge.to_executorch()
+    plan = manager.executorch_program.execution_plan[0]
+    if BACKEND_ID not in [delegate.id for delegate in plan.delegates]:
+        raise RuntimeError(f"nothing of {type(module).__name__} was delegated to OpenVINO")
+    if plan.operators:
+        logger.warning("ops left to ExecuTorch's CPU kernels: %s", [op.name for op in plan.operators])
+    path.write_bytes(manager.buffer)
+    logger.info("wrote %s (%s, %d bytes)", path, specs or "default specs", path.stat().st_size)
+    return path
+
+
+def load_method(path: Path) -> Method:
+    return Runtime.get().load_program(path).load_method("forward")
+
+
+@dataclass
+class Timing:
+    """Per-call times in milliseconds; `+` pools the samples of two measurements."""
+
+    samples_ms: List[float] = field(default_factory=list)
+
+    def __add__(self, other: "Timing") -> "Timing":
+        return Timing(self.samples_ms + other.samples_ms)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples_ms)
+
+    @property
+    def p10(self) -> float:
+        return statistics.quantiles(self.samples_ms, n=10, method="inclusive")[0]
+
+    @property
+    def p90(self) -> float:
+        return statistics.quantiles(self.samples_ms, n=10, method="inclusive")[-1]
+
+    def summary(self) -> Dict[str, float]:
+        return {"median_ms": self.median, "p10_ms": self.p10, "p90_ms": self.p90,
+                "calls": len(self.samples_ms)}
+
+
+def measure(call: Callable[[], Any], warmup: int, calls: int) -> Timing:
+    """Runs `call` `warmup` times untimed, then `calls` times, each timed on its own."""
+    for _ in range(warmup):
+        call()
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter_ns()
+        call()
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+    return Timing(samples)
+
+
+def cpu_model() -> str:
+    with open("/proc/cpuinfo") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def environment() -> Dict[str, Any]:
+    """What the numbers depend on: CPU, versions and the torch thread settings in force."""
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "openvino": openvino.__version__,
+        "torch": torch.__version__,
+        "torch_num_threads": torch.get_num_threads(),
+        "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "(unset)"),
+    }
+
+
+def print_header(title: str, env: Dict[str, Any]) -> None:
+    print(f"\n{title}")
+    print(f"CPU: {env['cpu']} ({env['cores']} cores), OpenVINO {env['openvino']}, torch {env['torch']}")
+    print(f"threads: torch.set_num_threads({env['torch_num_threads']}), "
+          f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}\n")
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Prints rows under headers, columns right-aligned; floats with 4 significant digits."""
+    cells = [[f"{value:.4g}" if isinstance(value, float) else str(value) for value in row] for row in rows]
+    widths = [max(len(str(header)), *(len(row[i]) for row in cells)) for i, header in enumerate(headers)]
+    print("  ".join(str(header).rjust(width) for header, width in zip(headers, widths)))
+    print("  ".join("-" * width for width in widths))
+    for row in cells:
+        print("  ".join(cell.rjust(width) for cell, width in zip(row, widths)))

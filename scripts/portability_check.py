@@ -1,0 +1,227 @@
+"""The Python half of scripts/portability.sh; each subcommand runs inside one of its venvs.
+
+    portability_check.py resolution REPORT.json          # no CUDA build in a pip --dry-run report
+    portability_check.py export OUT_DIR                  # env A: writes model.pte and reference.pt
+    portability_check.py build-info OPENVINO_VERSION     # env B: the runtime was built for it
+    portability_check.py run OUT_DIR OPENVINO_VERSION    # env B: runs model.pte, compares with eager
+
+Only the standard library is imported at the top: `resolution` runs before torch is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+PTE_NAME = "model.pte"
+REFERENCE_NAME = "reference.pt"
+RTOL = 1e-5
+ATOL = 1e-5
+# Distributions that only a CUDA build of torch pulls in.
+CUDA_PREFIXES = ("nvidia-", "cuda-", "triton")
+
+
+def fail(message: str) -> int:
+    print(f"FAIL: {message}", flush=True)
+    return 1
+
+
+def check_resolution(report_path: str) -> int:
+    """Refuses a pip resolution that would download a CUDA build of torch."""
+    report = json.loads(Path(report_path).read_text())
+    installs = {item["metadata"]["name"].lower(): item["metadata"]["version"]
+                for item in report.get("install", [])}
+    cuda = sorted(name for name in installs if name.startswith(CUDA_PREFIXES))
+    torch_version = installs.get("torch")
+    if cuda or (torch_version is not None and "+cpu" not in torch_version):
+        return fail(
+            f"pip would install torch {torch_version} with {', '.join(cuda) or 'no CUDA packages'}; "
+            "this check needs the CPU build of torch==2.13.0 (give pip a find-links folder or an "
+            "index that has it) and will not download a CUDA build"
+        )
+    print(f"resolution ok: torch {torch_version or '(already installed)'}, no CUDA packages", flush=True)
+    return 0
+
+
+def make_model():
+    import torch
+
+    class SmallCnn(torch.nn.Module):
+        """Conv + ReLU blocks and a Linear head, with real weights."""
+
+        def __init__(self):
+            super().__init__()
+            self.features = torch.nn.Sequential(
+                torch.nn.Conv2d(3, 8, 3, padding=1),
+                torch.nn.ReLU(),
+                torch.nn.Conv2d(8, 16, 3, stride=2, padding=1),
+                torch.nn.ReLU(),
+            )
+            self.head = torch.nn.Sequential(
+                torch.nn.Linear(16 * 8 * 8, 32),
+                torch.nn.ReLU(),
+                torch.nn.Linear(32, 10),
+            )
+
+        def forward(self, image):
+            return self.head(torch.flatten(self.features(image), 1))
+
+    torch.manual_seed(0)
+    return SmallCnn().eval()
+
+
+def export(out_dir: str) -> int:
+    """Env A: lowers the model with OpenvinoPartitioner, saves the .pte, inputs and eager outputs."""
+    import torch
+    from executorch.exir import to_edge_transform_and_lower
+    from executorch.exir.lowered_backend_module import LoweredBackendModule
+
+    import executorch_openvino
+    from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, compile_specs
+    from executorch_openvino.blob import read_blob
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model = make_model()
+    generator = torch.Generator().manual_seed(1)
+    input_sets = [(torch.randn(2, 3, 16, 16, generator=generator),) for _ in range(2)]
+
+    exported = torch.export.export(model, input_sets[0])
+    edge = to_edge_transform_and_lower(
+        exported, partitioner=[OpenvinoPartitioner(compile_specs())])
+    manager = edge.to_executorch()
+    delegate_ids = [d.id for d in manager.executorch_program.execution_plan[0].delegates]
+    if BACKEND_ID not in delegate_ids:
+        return fail(f"nothing was delegated to {BACKEND_ID}; delegates: {delegate_ids}")
+    blob_versions = sorted({
+        read_blob(module.processed_bytes).openvino_version
+        for module in manager.exported_program().graph_module.modules()
+        if isinstance(module, LoweredBackendModule) and module.backend_id == BACKEND_ID
+    })
+    cpu_ops = [op.name for op in manager.executorch_program.execution_plan[0].operators]
+    (out / PTE_NAME).write_bytes(manager.buffer)
+
+    with torch.no_grad():
+        outputs = [model(*inputs) for inputs in input_sets]
+    torch.save({
+        "inputs": [list(inputs) for inputs in input_sets],
+        "outputs": [[output] for output in outputs],
+        "exported_with": {
+            "torch": torch.__version__,
+            "executorch": importlib.metadata.version("executorch"),
+            "openvino": importlib.metadata.version("openvino"),
+            "executorch_openvino": importlib.metadata.version("executorch-openvino"),
+            "blob_openvino": blob_versions,
+        },
+    }, out / REFERENCE_NAME)
+    print(f"exported {out / PTE_NAME} ({len(manager.buffer)} bytes): delegates {delegate_ids}, "
+          f"ops left on the CPU {cpu_ops or 'none'}, IR written by OpenVINO {blob_versions}; "
+          f"executorch_openvino from {Path(executorch_openvino.__file__).parent}", flush=True)
+    return 0
+
+
+def _installed_package_dir() -> Path:
+    # find_spec of a top-level package does not run its __init__ (which loads the library).
+    spec = importlib.util.find_spec("executorch_openvino")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("executorch_openvino is not installed in this environment")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def build_info(expected_openvino: str) -> int:
+    """Env B: reads _build_info.py without importing the package."""
+    path = _installed_package_dir() / "_build_info.py"
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    built, installed = namespace.get("OPENVINO_VERSION"), importlib.metadata.version("openvino")
+    print(f"{path}: OPENVINO_VERSION={built!r} EXECUTORCH_VERSION={namespace.get('EXECUTORCH_VERSION')!r}; "
+          f"installed openvino {installed}", flush=True)
+    if built != expected_openvino or installed != expected_openvino:
+        return fail(f"the runtime was built against OpenVINO {built} with {installed} installed; "
+                    f"expected {expected_openvino} for both")
+    return 0
+
+
+def _loaded_openvino_libraries() -> list:
+    with open("/proc/self/maps") as maps:
+        return sorted({line.split()[-1] for line in maps
+                       if "libopenvino" in line and line.split()[-1].startswith("/")})
+
+
+def run(out_dir: str, expected_openvino: str) -> int:
+    """Env B: loads the .pte from env A once and runs every saved input set on that one method."""
+    import openvino
+    import torch
+    from executorch.runtime import Runtime
+
+    import executorch_openvino
+    from executorch_openvino.runtime import load_runtime_library
+
+    out = Path(out_dir)
+    reference = torch.load(out / REFERENCE_NAME, weights_only=True)
+    library_version = load_runtime_library().etov_openvino_version().decode()
+    package_dir = Path(executorch_openvino.__file__).parent
+    print(f"exported with {reference['exported_with']}", flush=True)
+    print(f"running with torch {torch.__version__}, executorch {importlib.metadata.version('executorch')}, "
+          f"openvino {openvino.get_version()}; executorch_openvino from {package_dir}, "
+          f"its runtime reports OpenVINO {library_version}", flush=True)
+
+    site_packages = package_dir.parent
+    libraries = _loaded_openvino_libraries()
+    print("OpenVINO libraries mapped: " + ", ".join(libraries), flush=True)
+    foreign = [lib for lib in libraries if not lib.startswith(str(site_packages) + os.sep)]
+    if foreign:
+        return fail(f"OpenVINO libraries from outside {site_packages} are loaded: {foreign}")
+    if not library_version.startswith(expected_openvino):
+        return fail(f"the runtime library reports OpenVINO {library_version}, expected {expected_openvino}")
+
+    program = Runtime.get().load_program(out / PTE_NAME)
+    method = program.load_method("forward")
+    if method is None:
+        return fail(f"{out / PTE_NAME} has no method 'forward'")
+    failures = []
+    for index, (inputs, expected) in enumerate(zip(reference["inputs"], reference["outputs"])):
+        actual = [output.clone() if isinstance(output, torch.Tensor) else output
+                  for output in method.execute(list(inputs))]
+        try:
+            if len(actual) != len(expected):
+                raise AssertionError(f"{len(actual)} outputs, eager gave {len(expected)}")
+            for got, want in zip(actual, expected):
+                torch.testing.assert_close(got, want, rtol=RTOL, atol=ATOL)
+        except AssertionError as error:
+            failures.append(f"input set {index}: {error}")
+            print(f"input set {index}: MISMATCH\n{error}", flush=True)
+        else:
+            worst = max(float((got - want).abs().max()) for got, want in zip(actual, expected))
+            print(f"input set {index}: matches eager (max abs diff {worst:.3g})", flush=True)
+    if failures:
+        return fail(f"{len(failures)} of {len(reference['inputs'])} input sets differ from eager")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("resolution").add_argument("report")
+    commands.add_parser("export").add_argument("out_dir")
+    commands.add_parser("build-info").add_argument("openvino_version")
+    run_parser = commands.add_parser("run")
+    run_parser.add_argument("out_dir")
+    run_parser.add_argument("openvino_version")
+    args = parser.parse_args(argv)
+    if args.command == "resolution":
+        return check_resolution(args.report)
+    if args.command == "export":
+        return export(args.out_dir)
+    if args.command == "build-info":
+        return build_info(args.openvino_version)
+    return run(args.out_dir, args.openvino_version)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
