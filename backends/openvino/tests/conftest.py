@@ -11,3 +11,10 @@ def _seed():
 
 def pytest_configure(config):
     logging.getLogger("executorch_openvino").setLevel(logging.INFO)
+
+
+# The small models live in examples/ and serve the tests, the demo and the benchmarks.
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
