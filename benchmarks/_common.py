@@ -38,9 +38,9 @@ def setup_logging() -> None:
 
 def lower_to_pte(module: torch.nn.Module, example_inputs: Tuple[Any, ...], path: Path, *,
                  dynamic_shapes: Any = None, **specs: str) -> Path:
-    """Exports `module`, lowers it with OpenvinoPartitioner(compile_specs(**specs)), writes `path`."""
+    """Exports `module`, lowers it with OpenvinoPartitioner(openvino_compile_specs(**specs)), writes `path`."""
     exported = torch.export.export(module.eval(), example_inputs, dynamic_shapes=dynamic_shapes)
-    edge = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner(compile_specs(**specs))])
+    edge = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner(openvino_compile_specs(**specs))])
     manager = edge.to_executorch()
     plan = manager.executorch_program.execution_plan[0]
     if BACKEND_ID not in [delegate.id for delegate in plan.delegates]:

@@ -27,7 +27,7 @@ from executorch.exir import to_edge_transform_and_lower  # noqa: E402
 from executorch.runtime import Runtime  # noqa: E402
 
 import executorch_openvino  # noqa: E402  (registers the delegate with executorch.runtime)
-from executorch_openvino import OpenvinoPartitioner, compile_specs  # noqa: E402
+from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from models import TransformerBlock  # noqa: E402
@@ -58,7 +58,7 @@ def main() -> int:
     model = TransformerBlock(dim=256, heads=8).eval()
     example = (torch.randn(1, args.tokens, 256),)
     exported = torch.export.export(model, example)
-    partitioner = OpenvinoPartitioner(compile_specs(device="CPU", inference_precision=args.precision))
+    partitioner = OpenvinoPartitioner(openvino_compile_specs(device="CPU", inference_precision=args.precision))
     program = to_edge_transform_and_lower(exported, partitioner=[partitioner]).to_executorch()
 
     output = args.output or Path(tempfile.mkdtemp()) / "transformer_block.pte"

@@ -93,7 +93,7 @@ def export(out_dir: str) -> int:
 
     exported = torch.export.export(model, input_sets[0])
     edge = to_edge_transform_and_lower(
-        exported, partitioner=[OpenvinoPartitioner(compile_specs())])
+        exported, partitioner=[OpenvinoPartitioner(openvino_compile_specs())])
     manager = edge.to_executorch()
     delegate_ids = [d.id for d in manager.executorch_program.execution_plan[0].delegates]
     if BACKEND_ID not in delegate_ids:
@@ -112,7 +112,7 @@ def export(out_dir: str) -> int:
         "inputs": [list(inputs) for inputs in input_sets],
         "outputs": [[output] for output in outputs],
         "exported_with": {
-            "torch": torch.__version__,
+            "torch": str(torch.__version__),
             "executorch": importlib.metadata.version("executorch"),
             "openvino": importlib.metadata.version("openvino"),
             "executorch_openvino": importlib.metadata.version("executorch-openvino"),

@@ -4,7 +4,7 @@ Importing this package loads its C++ runtime, which registers the delegate under
 ``BACKEND_ID`` with ExecuTorch's runtime.
 """
 
-from .compile_specs import OpenvinoOptions, compile_specs, parse_compile_specs
+from .compile_specs import OpenvinoOptions, openvino_compile_specs, parse_compile_specs
 from .preprocess import BACKEND_ID, ExecutorchOpenvinoBackend
 from .partitioner import OpenvinoPartitioner
 from .runtime import load_runtime_library, set_runtime_options
@@ -16,7 +16,7 @@ __all__ = [
     "ExecutorchOpenvinoBackend",
     "OpenvinoOptions",
     "OpenvinoPartitioner",
-    "compile_specs",
+    "openvino_compile_specs",
     "parse_compile_specs",
     "set_runtime_options",
 ]

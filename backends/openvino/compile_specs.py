@@ -5,9 +5,9 @@ reads the same keys (``runtime/options.cpp``). Values travel as UTF-8 bytes.
 
 Example::
 
-    from executorch_openvino import OpenvinoPartitioner, compile_specs
+    from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs
 
-    partitioner = OpenvinoPartitioner(compile_specs(device="CPU", inference_precision="f32"))
+    partitioner = OpenvinoPartitioner(openvino_compile_specs(device="CPU", inference_precision="f32"))
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def check_cache_dir(cache_dir: str) -> str:
     return cache_dir
 
 
-def compile_specs(
+def openvino_compile_specs(
     device: str = "CPU",
     inference_precision: Optional[str] = None,
     performance_hint: Optional[str] = None,
@@ -118,8 +118,8 @@ def compile_specs(
 
     Example::
 
-        compile_specs()                                   # CPU, float32
-        compile_specs(device="GPU", inference_precision="f16")
+        openvino_compile_specs()                                   # CPU, float32
+        openvino_compile_specs(device="GPU", inference_precision="f16")
     """
     specs = [CompileSpec(DEVICE, check_device(device).encode())]
     if inference_precision is not None:

@@ -24,7 +24,7 @@ class OpenvinoPartitioner(Partitioner):
 
     Args:
         compile_specs: the delegate's compile specs, best built with
-            ``executorch_openvino.compile_specs(...)``; checked here, so a bad key or
+            ``executorch_openvino.openvino_compile_specs(...)``; checked here, so a bad key or
             value fails before anything is converted.
         op_types_to_skip: ops to keep on the CPU even when OpenVINO supports them,
             by name ("aten.add.Tensor") or overload packet ("aten.add").
@@ -34,7 +34,7 @@ class OpenvinoPartitioner(Partitioner):
 
         edge = to_edge_transform_and_lower(
             torch.export.export(model, example_inputs),
-            partitioner=[OpenvinoPartitioner(compile_specs(device="CPU"))],
+            partitioner=[OpenvinoPartitioner(openvino_compile_specs(device="CPU"))],
         )
     """
 

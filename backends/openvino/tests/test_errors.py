@@ -7,7 +7,7 @@ import torch
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 
 import executorch_openvino.preprocess
-from executorch_openvino import OpenvinoPartitioner, compile_specs
+from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs
 from harness import assert_close, eager, lower, run
 
 
@@ -18,7 +18,7 @@ class AddOne(torch.nn.Module):
 
 def test_unknown_device_is_refused_at_lowering_naming_it():
     with pytest.raises(ValueError, match=r"'TPU'.*accepted: CPU, GPU, NPU"):
-        OpenvinoPartitioner(compile_specs(device="TPU"))
+        OpenvinoPartitioner(openvino_compile_specs(device="TPU"))
 
 
 def test_unknown_device_in_raw_compile_spec_is_refused():

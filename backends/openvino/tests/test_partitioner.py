@@ -2,7 +2,7 @@
 
 import torch
 
-from executorch_openvino import OpenvinoPartitioner, compile_specs
+from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs
 from harness import assert_close, eager, lower, run
 
 
@@ -20,7 +20,7 @@ def _check_runs(model, lowered):
 
 def test_op_type_to_skip_keeps_a_supported_op_on_the_cpu(tmp_path):
     model = MulThenAdd()
-    partitioner = OpenvinoPartitioner(compile_specs(), op_types_to_skip={"aten.mul.Tensor"})
+    partitioner = OpenvinoPartitioner(openvino_compile_specs(), op_types_to_skip={"aten.mul.Tensor"})
     lowered = lower(model, (torch.randn(4, 4),), tmp_path, partitioner=partitioner)
     assert "aten.mul.Tensor" not in lowered.delegated_ops()
     assert "aten.add.Tensor" in lowered.delegated_ops()
@@ -29,7 +29,7 @@ def test_op_type_to_skip_keeps_a_supported_op_on_the_cpu(tmp_path):
 
 
 def test_op_type_to_skip_accepts_an_overload_packet(tmp_path):
-    partitioner = OpenvinoPartitioner(compile_specs(), op_types_to_skip={"aten.add"})
+    partitioner = OpenvinoPartitioner(openvino_compile_specs(), op_types_to_skip={"aten.add"})
     lowered = lower(MulThenAdd(), (torch.randn(4, 4),), tmp_path, partitioner=partitioner)
     assert "aten.add.Tensor" not in lowered.delegated_ops()
     assert "aten.mul.Tensor" in lowered.delegated_ops()
@@ -37,7 +37,7 @@ def test_op_type_to_skip_accepts_an_overload_packet(tmp_path):
 
 def test_op_name_to_skip_keeps_that_node_on_the_cpu(tmp_path):
     model = MulThenAdd()
-    partitioner = OpenvinoPartitioner(compile_specs(), op_names_to_skip={"aten_add_tensor"})
+    partitioner = OpenvinoPartitioner(openvino_compile_specs(), op_names_to_skip={"aten_add_tensor"})
     lowered = lower(model, (torch.randn(4, 4),), tmp_path, partitioner=partitioner)
     assert "aten.add.Tensor" not in lowered.delegated_ops()
     assert "aten.mul.Tensor" in lowered.delegated_ops()

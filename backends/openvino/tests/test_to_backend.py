@@ -4,7 +4,7 @@ import torch
 from executorch.exir import to_edge
 from executorch.exir.backend.backend_api import to_backend
 
-from executorch_openvino import BACKEND_ID, compile_specs
+from executorch_openvino import BACKEND_ID, openvino_compile_specs
 from harness import assert_close, eager, run
 
 
@@ -30,7 +30,7 @@ def test_whole_program_with_weights_lowered_with_to_backend_matches_eager(tmp_pa
     model = LinearRelu().eval()
     example = (torch.randn(3, 8),)
     edge_program = to_edge(torch.export.export(model, example)).exported_program()
-    lowered = to_backend(BACKEND_ID, edge_program, compile_specs())
+    lowered = to_backend(BACKEND_ID, edge_program, openvino_compile_specs())
     program = to_edge(torch.export.export(CallsLowered(lowered), example)).to_executorch()
     assert [d.id for d in program.executorch_program.execution_plan[0].delegates] == [BACKEND_ID]
 
