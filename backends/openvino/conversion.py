@@ -51,28 +51,24 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
     inputs, in order, with the dtypes and shape ranges the program was exported with.
     """
     graph_module = to_graph_module(edge_program)
+    placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
+    inputs = [_input_type_and_shape(node, edge_program) for node in placeholders]
     frontend = FrontEndManager().load_by_framework("pytorch")
     # The decoder must outlive the conversion: the frontend calls back into it.
-    decoder = TorchFXPythonDecoder(graph_module)
+    decoder = TorchFXPythonDecoder(
+        graph_module,
+        input_types=[torch_type for torch_type, _, _ in inputs],
+        input_shapes=[torch_shape for _, torch_shape, _ in inputs],
+    )
     model = frontend.convert(frontend.load(decoder))
-    placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
     parameters = model.get_parameters()
     if len(parameters) != len(placeholders):
         raise RuntimeError(
             f"OpenVINO made {len(parameters)} inputs for a partition with {len(placeholders)}"
         )
-    for parameter, node in zip(parameters, placeholders):
-        value = node.meta.get("val")
-        if not isinstance(value, torch.Tensor):
-            raise ValueError(
-                f"OpenVINO delegate input {node.name!r} is a {type(value).__name__}; "
-                "only tensor inputs are supported"
-            )
-        if value.dtype not in _OV_TYPES:
-            raise ValueError(f"OpenVINO delegate input {node.name!r} has dtype {value.dtype}, "
-                             f"accepted: {', '.join(str(t) for t in _OV_TYPES)}")
-        parameter.set_element_type(_OV_TYPES[value.dtype])
-        parameter.set_partial_shape(_partial_shape(value, edge_program))
+    for parameter, (torch_type, _, partial_shape) in zip(parameters, inputs):
+        parameter.set_element_type(_OV_TYPES[torch_type])
+        parameter.set_partial_shape(partial_shape)
     model.validate_nodes_and_infer_types()
     _convert_outputs_to_torch_dtypes(model, graph_module)
     return model
@@ -105,7 +101,17 @@ def _convert_outputs_to_torch_dtypes(model: ov.Model, graph_module: torch.fx.Gra
         model.validate_nodes_and_infer_types()
 
 
-def _partial_shape(value: torch.Tensor, edge_program: ExportedProgram) -> ov.PartialShape:
+def _input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
+    """(torch dtype, shape for the decoder with -1 for dynamic sizes, OpenVINO shape with bounds)."""
+    value = node.meta.get("val")
+    if not isinstance(value, torch.Tensor):
+        raise ValueError(
+            f"OpenVINO delegate input {node.name!r} is a {type(value).__name__}; "
+            "only tensors are supported"
+        )
+    if value.dtype not in _OV_TYPES:
+        raise ValueError(f"OpenVINO delegate input {node.name!r} has dtype {value.dtype}, "
+                         f"accepted: {', '.join(str(t) for t in _OV_TYPES)}")
     dims: List[ov.Dimension] = []
     for size in value.shape:
         if isinstance(size, int):
@@ -117,4 +123,4 @@ def _partial_shape(value: torch.Tensor, edge_program: ExportedProgram) -> ov.Par
             dims.append(ov.Dimension(lower, -1))
         else:
             dims.append(ov.Dimension(int(bounds.lower), int(bounds.upper)))
-    return ov.PartialShape(dims)
+    return value.dtype, [d.get_length() if d.is_static else -1 for d in dims], ov.PartialShape(dims)

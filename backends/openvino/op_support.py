@@ -68,8 +68,9 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
 
     A node is refused when the user asked to skip its op type or name, when
     OpenVINO's frontend has no conversion for it, when it reads or makes a tensor
-    of a dtype the runtime does not bind, or when it reads a symbolic value that
-    is not a tensor. Each reason is logged once per op.
+    of a dtype the runtime does not bind, or when it reads a value that is not a
+    tensor, such as a symbolic size (the frontend converts such inputs in shapes
+    that its ops do not agree on). Each reason is logged once per op.
     """
 
     def __init__(

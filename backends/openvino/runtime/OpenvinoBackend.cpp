@@ -46,16 +46,6 @@ ov::Core& shared_core() {
   return core;
 }
 
-struct OutputSlot {
-  PortSpec spec;
-  BoundTensor bound;  // static outputs only
-};
-
-struct InputSlot {
-  PortSpec spec;
-  BoundTensor bound;
-};
-
 /// What one loaded delegate owns; the DelegateHandle points at it.
 struct Delegate {
   // OpenVINO's constants may keep pointing into the IR weights for as long as the
@@ -64,8 +54,8 @@ struct Delegate {
   std::optional<FreeableBuffer> blob;
   ov::CompiledModel compiled;
   ov::InferRequest request;
-  std::vector<InputSlot> inputs;
-  std::vector<OutputSlot> outputs;
+  std::vector<InputBinding> inputs;
+  std::vector<OutputBinding> outputs;
 };
 
 Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,
@@ -84,12 +74,14 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,
     delegate->compiled = core.compile_model(model, options.device, compile_config(options));
     delegate->request = delegate->compiled.create_infer_request();
     const auto& inputs = delegate->compiled.inputs();
+    delegate->inputs.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
-      delegate->inputs.push_back({PortSpec(inputs[i], "input " + std::to_string(i)), {}});
+      delegate->inputs.emplace_back(inputs[i], i);
     }
     const auto& outputs = delegate->compiled.outputs();
+    delegate->outputs.reserve(outputs.size());
     for (size_t i = 0; i < outputs.size(); ++i) {
-      delegate->outputs.push_back({PortSpec(outputs[i], "output " + std::to_string(i)), {}});
+      delegate->outputs.emplace_back(outputs[i], i);
     }
   } catch (const std::exception& e) {
     ET_LOG(Error, "OpenVINO delegate: compiling for device %s failed: %s", options.device.c_str(),
@@ -149,18 +141,21 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
              args.size(), num_inputs, num_outputs);
       return Error::InvalidArgument;
     }
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!args[i]->isTensor()) {
-        ET_LOG(Error, "OpenVINO delegate: value %zu is not a tensor (tag %d)", i,
-               static_cast<int>(args[i]->tag));
-        return Error::InvalidArgument;
-      }
-    }
     try {
-      ET_CHECK_OK_OR_RETURN_ERROR(bind_outputs(*delegate, args.data() + num_inputs));
-      ET_CHECK_OK_OR_RETURN_ERROR(bind_inputs(*delegate, args.data()));
+      // Outputs are bound before inputs: with a Parameter that feeds a Result
+      // directly, binding the output last made OpenVINO read the output buffer as
+      // the input (seen on 2025.4.1 and 2026.4.1).
+      for (size_t i = 0; i < num_outputs; ++i) {
+        ET_CHECK_OK_OR_RETURN_ERROR(delegate->outputs[i].bind(delegate->request, *args[num_inputs + i]));
+      }
+      for (size_t i = 0; i < num_inputs; ++i) {
+        ET_CHECK_OK_OR_RETURN_ERROR(delegate->inputs[i].bind(delegate->request, *args[i]));
+      }
       delegate->request.infer();
-      return copy_dynamic_outputs(*delegate, args.data() + num_inputs);
+      for (size_t i = 0; i < num_outputs; ++i) {
+        ET_CHECK_OK_OR_RETURN_ERROR(delegate->outputs[i].collect(delegate->request, *args[num_inputs + i]));
+      }
+      return Error::Ok;
     } catch (const std::exception& e) {
       ET_LOG(Error, "OpenVINO delegate: inference failed: %s", e.what());
       return Error::Internal;
@@ -184,55 +179,6 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
   }
 
  private:
-  // Outputs are bound before inputs: with a Parameter that feeds a Result
-  // directly, binding the output last made OpenVINO read the output buffer as
-  // the input (seen on 2025.4.1 and 2026.4.1).
-  static Error bind_outputs(Delegate& delegate, EValue** outputs) {
-    for (size_t i = 0; i < delegate.outputs.size(); ++i) {
-      OutputSlot& slot = delegate.outputs[i];
-      if (!slot.spec.is_static()) {
-        continue;
-      }
-      const auto& tensor = outputs[i]->toTensor();
-      if (slot.bound.matches(tensor)) {
-        continue;
-      }
-      ET_CHECK_OK_OR_RETURN_ERROR(slot.spec.check(tensor));
-      delegate.request.set_output_tensor(i, slot.bound.wrap(tensor, slot.spec.type()));
-    }
-    return Error::Ok;
-  }
-
-  static Error bind_inputs(Delegate& delegate, EValue** inputs) {
-    for (size_t i = 0; i < delegate.inputs.size(); ++i) {
-      InputSlot& slot = delegate.inputs[i];
-      const auto& tensor = inputs[i]->toTensor();
-      if (slot.bound.matches(tensor)) {
-        continue;
-      }
-      ET_CHECK_OK_OR_RETURN_ERROR(slot.spec.check(tensor));
-      delegate.request.set_input_tensor(i, slot.bound.wrap(tensor, slot.spec.type()));
-    }
-    return Error::Ok;
-  }
-
-  static Error copy_dynamic_outputs(Delegate& delegate, EValue** outputs) {
-    for (size_t i = 0; i < delegate.outputs.size(); ++i) {
-      OutputSlot& slot = delegate.outputs[i];
-      if (slot.spec.is_static()) {
-        continue;
-      }
-      auto& tensor = outputs[i]->toTensor();
-      if (tensor.scalar_type() == executorch::aten::ScalarType::Undefined ||
-          to_ov_type(tensor.scalar_type()) != slot.spec.type()) {
-        return slot.spec.check(tensor);
-      }
-      ET_CHECK_OK_OR_RETURN_ERROR(
-          copy_dynamic_output(delegate.request.get_output_tensor(i), tensor, slot.spec.name()));
-    }
-    return Error::Ok;
-  }
-
   mutable std::mutex overrides_mutex_;
   LoadOverrides overrides_;
 };

@@ -13,6 +13,7 @@ using executorch::aten::ScalarType;
 using executorch::aten::SizesType;
 using executorch::aten::Tensor;
 using executorch::runtime::Error;
+using executorch::runtime::EValue;
 
 ov::element::Type to_ov_type(ScalarType type) {
   switch (type) {
@@ -121,6 +122,8 @@ const ov::Tensor& BoundTensor::wrap(const Tensor& tensor, const ov::element::Typ
   return tensor_;
 }
 
+namespace {
+
 Error copy_dynamic_output(const ov::Tensor& produced, Tensor& output, const std::string& name) {
   const ov::Shape& shape = produced.get_shape();
   // ExecuTorch sizes are 32-bit and a tensor has at most kTensorDimensionLimit dims.
@@ -151,6 +154,58 @@ Error copy_dynamic_output(const ov::Tensor& produced, Tensor& output, const std:
     std::memcpy(output.mutable_data_ptr(), produced.data(), output.nbytes());
   }
   return Error::Ok;
+}
+
+}  // namespace
+
+InputBinding::InputBinding(const ov::Output<const ov::Node>& port, size_t index)
+    : spec_(port, "input " + std::to_string(index)), index_(index) {}
+
+Error InputBinding::bind(ov::InferRequest& request, const EValue& value) {
+  if (!value.isTensor()) {
+    ET_LOG(Error, "OpenVINO delegate %s: expected a tensor, got value tag %d", spec_.name().c_str(),
+           static_cast<int>(value.tag));
+    return Error::InvalidArgument;
+  }
+  const Tensor& tensor = value.toTensor();
+  if (bound_.matches(tensor)) {
+    return Error::Ok;
+  }
+  ET_CHECK_OK_OR_RETURN_ERROR(spec_.check(tensor));
+  request.set_input_tensor(index_, bound_.wrap(tensor, spec_.type()));
+  return Error::Ok;
+}
+
+OutputBinding::OutputBinding(const ov::Output<const ov::Node>& port, size_t index)
+    : spec_(port, "output " + std::to_string(index)), index_(index) {}
+
+Error OutputBinding::bind(ov::InferRequest& request, EValue& value) {
+  if (!value.isTensor()) {
+    ET_LOG(Error, "OpenVINO delegate %s: expected a tensor, got value tag %d", spec_.name().c_str(),
+           static_cast<int>(value.tag));
+    return Error::InvalidArgument;
+  }
+  if (!spec_.is_static()) {
+    return Error::Ok;  // OpenVINO owns this output's buffer; see collect().
+  }
+  const Tensor& tensor = value.toTensor();
+  if (bound_.matches(tensor)) {
+    return Error::Ok;
+  }
+  ET_CHECK_OK_OR_RETURN_ERROR(spec_.check(tensor));
+  request.set_output_tensor(index_, bound_.wrap(tensor, spec_.type()));
+  return Error::Ok;
+}
+
+Error OutputBinding::collect(ov::InferRequest& request, EValue& value) {
+  if (spec_.is_static()) {
+    return Error::Ok;  // OpenVINO wrote into the ExecuTorch tensor itself.
+  }
+  Tensor& tensor = value.toTensor();
+  if (to_ov_type(tensor.scalar_type()) != spec_.type()) {
+    return spec_.check(tensor);  // logs the dtype mismatch
+  }
+  return copy_dynamic_output(request.get_output_tensor(index_), tensor, spec_.name());
 }
 
 }  // namespace executorch_openvino

@@ -65,12 +65,33 @@ class BoundTensor {
   ov::Tensor tensor_;
 };
 
-/// Copies an OpenVINO-owned output into an ExecuTorch output after resizing it to
-/// the shape OpenVINO produced. Fails, naming the output and both shapes, when the
-/// result does not fit the ExecuTorch tensor's capacity.
-executorch::runtime::Error copy_dynamic_output(const ov::Tensor& produced,
-                                               executorch::aten::Tensor& output,
-                                               const std::string& name);
+/// One input of the compiled model, bound to the ExecuTorch tensor's memory.
+class InputBinding {
+ public:
+  InputBinding(const ov::Output<const ov::Node>& port, size_t index);
+  executorch::runtime::Error bind(ov::InferRequest& request, const executorch::runtime::EValue& value);
+
+ private:
+  PortSpec spec_;
+  size_t index_;
+  BoundTensor bound_;
+};
+
+/// One output of the compiled model. A static output is bound to the ExecuTorch
+/// output's memory before inference. An output whose shape can change is left to
+/// OpenVINO, which owns and grows one buffer for it; after inference its data is
+/// copied into the ExecuTorch output, resized to the shape OpenVINO produced.
+class OutputBinding {
+ public:
+  OutputBinding(const ov::Output<const ov::Node>& port, size_t index);
+  executorch::runtime::Error bind(ov::InferRequest& request, executorch::runtime::EValue& value);
+  executorch::runtime::Error collect(ov::InferRequest& request, executorch::runtime::EValue& value);
+
+ private:
+  PortSpec spec_;
+  size_t index_;
+  BoundTensor bound_;
+};
 
 /// "[2, 3]" for logs.
 std::string shape_text(executorch::aten::ArrayRef<executorch::aten::SizesType> sizes);
