@@ -124,7 +124,7 @@ const ov::Tensor& BoundTensor::wrap(const Tensor& tensor, const ov::element::Typ
 
 namespace {
 
-Error copy_dynamic_output(const ov::Tensor& produced, Tensor& output, const std::string& name) {
+Error copy_dynamic_output(ov::Tensor& produced, Tensor& output, const std::string& name) {
   const ov::Shape& shape = produced.get_shape();
   // ExecuTorch sizes are 32-bit and a tensor has at most kTensorDimensionLimit dims.
   SizesType sizes[executorch::runtime::kTensorDimensionLimit];
@@ -205,7 +205,8 @@ Error OutputBinding::collect(ov::InferRequest& request, EValue& value) {
   if (to_ov_type(tensor.scalar_type()) != spec_.type()) {
     return spec_.check(tensor);  // logs the dtype mismatch
   }
-  return copy_dynamic_output(request.get_output_tensor(index_), tensor, spec_.name());
+  ov::Tensor produced = request.get_output_tensor(index_);
+  return copy_dynamic_output(produced, tensor, spec_.name());
 }
 
 }  // namespace executorch_openvino
