@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import List
+import re
+from typing import List, Optional, Tuple
 
 import openvino as ov
 import openvino.opset13 as ov_ops
@@ -13,6 +14,7 @@ from openvino.frontend import FrontEndManager
 from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 from torch.export import ExportedProgram
 
+from .copy_rules import copy_source
 from .passes import run_passes
 
 logger = logging.getLogger(__name__)
@@ -51,6 +53,9 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
     inputs, in order, with the dtypes and shape ranges the program was exported with.
     """
     graph_module = to_graph_module(edge_program)
+    output_node = graph_module.graph.output_node()
+    expected_outputs = [arg.meta.get("val") for arg in output_node.args[0]]
+    output_positions = _unique_outputs(graph_module)
     placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
     inputs = [_input_type_and_shape(node, edge_program) for node in placeholders]
     frontend = FrontEndManager().load_by_framework("pytorch")
@@ -70,19 +75,88 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
         parameter.set_element_type(_OV_TYPES[torch_type])
         parameter.set_partial_shape(partial_shape)
     model.validate_nodes_and_infer_types()
-    _convert_outputs_to_torch_dtypes(model, graph_module)
+    model = _restore_output_positions(model, output_positions)
+    _convert_outputs_to_torch_dtypes(model, expected_outputs)
     return model
 
 
-def _convert_outputs_to_torch_dtypes(model: ov.Model, graph_module: torch.fx.GraphModule) -> None:
+def _unique_outputs(graph_module: torch.fx.GraphModule) -> List[int]:
+    """Makes the graph return each value once, with copies replaced by their source.
+
+    The frontend drops copies and fails on a graph that returns one value twice
+    (``return y, y.clone()``). Returns, for each original output, the index of
+    the value it now is among the graph's outputs.
+    """
+    output_node = graph_module.graph.output_node()
+    sources = [copy_source(arg) for arg in output_node.args[0]]
+    unique = list(dict.fromkeys(sources))
+    if unique != list(output_node.args[0]):
+        output_node.args = (tuple(unique),)
+        graph_module.graph.eliminate_dead_code()
+        graph_module.recompile()
+    return [unique.index(source) for source in sources]
+
+
+def _restore_output_positions(model: ov.Model, positions: List[int]) -> ov.Model:
+    """Gives the model one Result per original output, in the original order."""
+    results = model.get_results()
+    if positions == list(range(len(results))):
+        return model
+    ordered, used = [], set()
+    for index in positions:
+        # A repeated value gets a Result of its own, bound to its own buffer.
+        ordered.append(ov_ops.result(results[index].input_value(0)) if index in used else results[index])
+        used.add(index)
+    return ov.Model(ordered, model.get_parameters(), model.get_friendly_name())
+
+
+IDENTITY_MIN_VERSION = (2025, 4)
+
+
+def separate_returned_inputs(model: ov.Model, device_type: str) -> None:
+    """Puts an Identity between each input the model returns unchanged and its Result.
+
+    A compiled model whose Parameter feeds a Result directly hands back the input
+    buffer itself, and the CPU plugin gives wrong values for it. This matters for
+    whole programs lowered with ``to_backend`` (``return x.clone()``), which have no
+    CPU part to move the copy to. Only the CPU plugin was checked, so other devices
+    get the model unchanged.
+    """
+    if device_type != "CPU":
+        return
+    returned_inputs = [result for result in model.get_results()
+                       if result.input_value(0).get_node().get_type_name() == "Parameter"]
+    if not returned_inputs:
+        return
+    version = openvino_version()
+    if version is not None and version < IDENTITY_MIN_VERSION:
+        raise RuntimeError(
+            "This program returns an input unchanged (such as x.clone()); on the CPU device that "
+            f"needs OpenVINO {'.'.join(map(str, IDENTITY_MIN_VERSION))} or newer, whose CPU plugin "
+            f"runs Identity, and this is OpenVINO {ov.get_version()}. Lower it with "
+            "OpenvinoPartitioner instead, which runs such copies on the CPU, or update OpenVINO."
+        )
+    import openvino.opset16 as ov_opset16  # Identity is opset16, from OpenVINO 2025.0
+
+    for result in returned_inputs:
+        identity = ov_opset16.identity(result.input_value(0))
+        result.input(0).replace_source_output(identity.output(0))
+    model.validate_nodes_and_infer_types()
+
+
+def openvino_version() -> Optional[Tuple[int, int]]:
+    """(major, minor) of the running OpenVINO, such as (2026, 4); None if unreadable."""
+    match = re.match(r"(\d+)\.(\d+)", ov.get_version())
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _convert_outputs_to_torch_dtypes(model: ov.Model, expected: List[object]) -> None:
     """Makes each output come out in the dtype PyTorch gives it.
 
     The frontend keeps a narrower type for some ops, such as sum over int32, which
     PyTorch computes in int64; the runtime binds outputs only in the exact dtype
     the program expects.
     """
-    output_node = next(node for node in graph_module.graph.nodes if node.op == "output")
-    expected = [arg.meta.get("val") for arg in output_node.args[0]]
     results = model.get_results()
     if len(results) != len(expected):
         raise RuntimeError(f"OpenVINO made {len(results)} outputs for a partition with {len(expected)}")

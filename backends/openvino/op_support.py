@@ -55,18 +55,28 @@ def _matches_op_type(name: str, op_types: Collection[str]) -> bool:
     return name in op_types or name.rsplit(".", 1)[0] in op_types
 
 
-def _tensor_dtypes(value: object):
+def _tensors(value: object):
     if isinstance(value, torch.Tensor):
-        yield value.dtype
+        yield value
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _tensor_dtypes(item)
+            yield from _tensors(item)
+
+
+def _tensor_problem(tensor: torch.Tensor, role: str) -> Optional[str]:
+    if tensor.dtype not in BOUND_DTYPES:
+        return f"it {role} a {tensor.dtype} tensor, which the runtime does not bind"
+    if tuple(tensor.dim_order()) != tuple(range(tensor.dim())):
+        # The runtime binds ExecuTorch memory as a contiguous tensor of its sizes.
+        return f"it {role} a tensor in dim order {tuple(tensor.dim_order())}, not the default"
+    return None
 
 
 class OpenvinoOperatorSupport(OperatorSupportBase):
     """Decides node by node what goes to OpenVINO.
 
-    A node is refused when the user asked to skip its op type or name, when
+    A node is refused when the user asked to skip its op type or name, when the
+    copy rules (copy_rules.py) place it on the CPU, when
     OpenVINO's frontend has no conversion for it, when it reads or makes a tensor
     of a dtype the runtime does not bind, or when it reads a value that is not a
     tensor, such as a symbolic size (the frontend converts such inputs in shapes
@@ -77,9 +87,11 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         self,
         op_types_to_skip: Optional[Collection[str]] = None,
         op_names_to_skip: Optional[Collection[str]] = None,
+        cpu_nodes: Optional[Mapping[str, str]] = None,
     ) -> None:
         self.op_types_to_skip = frozenset(op_types_to_skip or ())
         self.op_names_to_skip = frozenset(op_names_to_skip or ())
+        self.cpu_nodes = dict(cpu_nodes or {})
         self._logged: set = set()
 
     def is_node_supported(self, submodules: Mapping[str, torch.nn.Module], node: torch.fx.Node) -> bool:
@@ -101,6 +113,8 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             return "its op type is in op_types_to_skip"
         if node.name in self.op_names_to_skip:
             return f"node {node.name!r} is in op_names_to_skip"
+        if node.name in self.cpu_nodes:
+            return f"node {node.name!r}: {self.cpu_nodes[node.name]}"
         if name == "getitem":
             return None
         if name not in openvino_supported_ops():
@@ -109,10 +123,12 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             value = arg.meta.get("val")
             if not isinstance(value, (torch.Tensor, list, tuple)):
                 return f"it reads {arg.name!r}, a {type(value).__name__} and not a tensor"
-            for dtype in _tensor_dtypes(value):
-                if dtype not in BOUND_DTYPES:
-                    return f"it reads a {dtype} tensor, which the runtime does not bind"
-        for dtype in _tensor_dtypes(node.meta.get("val")):
-            if dtype not in BOUND_DTYPES:
-                return f"it makes a {dtype} tensor, which the runtime does not bind"
+            for tensor in _tensors(value):
+                problem = _tensor_problem(tensor, "reads")
+                if problem:
+                    return problem
+        for tensor in _tensors(node.meta.get("val")):
+            problem = _tensor_problem(tensor, "makes")
+            if problem:
+                return problem
         return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Collection, List, Optional
+from typing import Collection, Dict, List, Optional
 
 import torch
 from executorch.exir.backend.compile_spec_schema import CompileSpec
@@ -13,6 +13,7 @@ from torch.export.exported_program import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from .compile_specs import parse_compile_specs, with_defaults
+from .copy_rules import CopyPlacement
 from .op_support import OpenvinoOperatorSupport
 from .preprocess import BACKEND_ID
 
@@ -51,10 +52,17 @@ class OpenvinoPartitioner(Partitioner):
         self.op_names_to_skip = frozenset(op_names_to_skip or ())
 
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
-        support = OpenvinoOperatorSupport(self.op_types_to_skip, self.op_names_to_skip)
-        partitions = CapabilityBasedPartitioner(
-            exported_program.graph_module, support, allows_single_node_partition=True
-        ).propose_partitions()
+        placement = CopyPlacement(exported_program, self.options.effective_precision)
+        cpu_nodes = placement.copies_of_inputs()
+        # Moving a copy out changes which copies leave their partitions, so repeat
+        # until nothing moves; every round moves at least one node, so it ends.
+        while True:
+            partitions = self._propose_partitions(exported_program, cpu_nodes)
+            moved = placement.constant_copies_to_move_out([p.nodes for p in partitions])
+            moved = {name: reason for name, reason in moved.items() if name not in cpu_nodes}
+            if not moved:
+                break
+            cpu_nodes.update(moved)
         tags = {}
         for partition in partitions:
             if all(_is_getitem(node) for node in partition.nodes):
@@ -66,6 +74,13 @@ class OpenvinoPartitioner(Partitioner):
         tag_constant_data(exported_program)
         logger.info("OpenVINO partitioner: %d partition(s)", len(tags))
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+
+
+    def _propose_partitions(self, exported_program: ExportedProgram, cpu_nodes: Dict[str, str]):
+        support = OpenvinoOperatorSupport(self.op_types_to_skip, self.op_names_to_skip, cpu_nodes)
+        return CapabilityBasedPartitioner(
+            exported_program.graph_module, support, allows_single_node_partition=True
+        ).propose_partitions()
 
 
 def _is_getitem(node: torch.fx.Node) -> bool:

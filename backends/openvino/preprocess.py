@@ -12,7 +12,7 @@ from torch.export import ExportedProgram
 
 from .blob import write_blob
 from .compile_specs import OpenvinoOptions, available_devices, device_type, parse_compile_specs
-from .conversion import to_openvino_model
+from .conversion import separate_returned_inputs, to_openvino_model
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +30,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         # Checked first: a bad value must not wait for a long conversion.
         options = parse_compile_specs(compile_specs)
         model = to_openvino_model(edge_program)
+        separate_returned_inputs(model, options.device_type)
         check_compiles(model, options)
         return PreprocessResult(processed_bytes=write_blob(model))
 

@@ -78,6 +78,14 @@ Error PortSpec::check(const Tensor& tensor) const {
            type_.get_type_name().c_str());
     return Error::InvalidArgument;
   }
+  const auto dim_order = tensor.dim_order();
+  for (size_t i = 0; i < dim_order.size(); ++i) {
+    if (dim_order[i] != i) {
+      ET_LOG(Error, "OpenVINO delegate %s: the tensor is not in the default dim order; the "
+             "delegate binds contiguous tensors only", name_.c_str());
+      return Error::InvalidArgument;
+    }
+  }
   if (rank_is_dynamic_) {
     return Error::Ok;
   }

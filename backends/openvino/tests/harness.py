@@ -69,12 +69,13 @@ def lower(
     compile_specs: Optional[list] = None,
     dynamic_shapes: Any = None,
     partitioner: Optional[OpenvinoPartitioner] = None,
+    edge_compile_config: Optional[EdgeCompileConfig] = None,
     name: str = "model",
 ) -> LoweredProgram:
     """Exports `module`, lowers it with OpenvinoPartitioner and writes `name`.pte."""
     exported = torch.export.export(module, example_inputs, dynamic_shapes=dynamic_shapes)
     partitioner = partitioner or OpenvinoPartitioner(compile_specs)
-    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
+    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], compile_config=edge_compile_config)
     manager = edge.to_executorch()
     path = tmp_path / f"{name}.pte"
     path.write_bytes(manager.buffer)

@@ -1,0 +1,163 @@
+"""Copies that OpenVINO would alias, and where each one runs.
+
+OpenVINO's PyTorch frontend turns a copy such as ``x.clone()`` into nothing, so a
+partition that returns a copy returns its source itself. For a copy of an input
+that means the delegate hands back the caller's own buffer, and the CPU plugin
+gives wrong values for it; so such copies run on ExecuTorch's CPU kernels. A copy
+of a constant can stay in the partition (OpenVINO returns the constant's values)
+when nothing about it can come back different; otherwise it runs on the CPU too.
+
+The rules, each found with a trigger (see the README):
+- a copy whose source is a real input (a user input or a buffer the graph mutates)
+  runs on the CPU;
+- a copy of a constant (parameter, unmutated buffer, lifted tensor constant) that
+  leaves its partition stays in it only when every reader of the constant is in
+  that partition, no other output of the partition is a copy of the same constant,
+  the copy keeps the default dim order, its dtype comes back exactly (never 64-bit:
+  the CPU plugin computes those in 32 bits; never uint16, which came back changed),
+  and, for a float copy, the inference precision is f32;
+- a copy that leaves a partition takes the copies it reads with it, so a chain of
+  copies is never split across the partition boundary.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Collection, Dict, FrozenSet, Iterable, Optional, Set
+
+import torch
+from torch.export import ExportedProgram
+from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+logger = logging.getLogger(__name__)
+
+# Full slices reach the edge graph as alias_copy.
+_ALWAYS_COPY = frozenset(
+    {"aten.clone.default", "dim_order_ops._clone_dim_order.default", "aten.alias_copy.default"}
+)
+_DTYPE_COPY = frozenset({"aten._to_copy.default", "dim_order_ops._to_dim_order_copy.default"})
+_SLICE = "aten.slice_copy.Tensor"
+
+# Dtypes a constant copy comes back exactly in, checked one by one (tests/test_copies.py).
+EXACT_CONSTANT_COPY_DTYPES: FrozenSet[torch.dtype] = frozenset(
+    {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32,
+     torch.float16, torch.bfloat16, torch.float32}
+)
+
+
+def _name(node: torch.fx.Node) -> str:
+    return getattr(node.target, "__name__", str(node.target))
+
+
+def _value(node: object) -> Optional[torch.Tensor]:
+    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def is_copy(node: torch.fx.Node) -> bool:
+    """True for an op that returns its input's values unchanged in a new tensor."""
+    if node.op != "call_function" or not node.args or not isinstance(node.args[0], torch.fx.Node):
+        return False
+    name = _name(node)
+    if name in _ALWAYS_COPY:
+        return True
+    source, result = _value(node.args[0]), _value(node)
+    if source is None or result is None:
+        return False
+    if name in _DTYPE_COPY:
+        return result.dtype == source.dtype
+    if name == _SLICE:
+        return _same_shape(result.shape, source.shape) and _slice_step(node) == 1
+    return False
+
+
+def _same_shape(first, second) -> bool:
+    # Sizes may be symbolic: only a size known equal counts, never a guess.
+    return len(first) == len(second) and all(statically_known_true(a == b) for a, b in zip(first, second))
+
+
+def _slice_step(node: torch.fx.Node) -> int:
+    step = node.args[4] if len(node.args) > 4 else node.kwargs.get("step", 1)
+    return step if isinstance(step, int) else 0
+
+
+def copy_source(node: torch.fx.Node) -> torch.fx.Node:
+    """The node a chain of copies starts from (the node itself when it is no copy)."""
+    while is_copy(node):
+        node = node.args[0]
+    return node
+
+
+def copy_chain(node: torch.fx.Node) -> Iterable[torch.fx.Node]:
+    """`node` and the copies it reads, down to the chain's source (excluded)."""
+    while is_copy(node):
+        yield node
+        node = node.args[0]
+
+
+def keeps_default_dim_order(node: torch.fx.Node) -> bool:
+    value = _value(node)
+    return value is not None and tuple(value.dim_order()) == tuple(range(value.dim()))
+
+
+class CopyPlacement:
+    """Decides which copies of an exported program run on the CPU.
+
+    Args:
+        program: the edge program being partitioned.
+        precision: the inference precision OpenVINO is asked for (None: the device's own).
+    """
+
+    def __init__(self, program: ExportedProgram, precision: Optional[str]) -> None:
+        signature = program.graph_signature
+        mutated = set(signature.buffers_to_mutate.values())
+        self._inputs: Set[str] = set(signature.user_inputs)
+        self._inputs |= {name for name, buffer in signature.inputs_to_buffers.items() if buffer in mutated}
+        self._constants: Set[str] = set(signature.inputs_to_parameters)
+        self._constants |= {name for name, buffer in signature.inputs_to_buffers.items() if buffer not in mutated}
+        self._constants |= set(signature.inputs_to_lifted_tensor_constants)
+        self._graph = program.graph_module.graph
+        self._precision = precision
+
+    def copies_of_inputs(self) -> Dict[str, str]:
+        """Copies whose source is a real input, by node name, with the reason."""
+        return {
+            node.name: "it copies an input, which OpenVINO would return as the input itself"
+            for node in self._graph.nodes
+            if is_copy(node) and self._is_input(copy_source(node))
+        }
+
+    def constant_copies_to_move_out(self, partitions: Collection[Collection[torch.fx.Node]]) -> Dict[str, str]:
+        """Copies of constants that leave one of `partitions` and cannot stay in it."""
+        moved: Dict[str, str] = {}
+        for partition in partitions:
+            members = set(partition)
+            leaving = [node for node in members if is_copy(node) and self._is_constant(copy_source(node))
+                       and any(user not in members for user in node.users)]
+            for node in leaving:
+                reason = self._why_constant_copy_leaves(node, members, leaving)
+                if reason is not None:
+                    for copy in copy_chain(node):
+                        moved.setdefault(copy.name, reason)
+        return moved
+
+    def _why_constant_copy_leaves(self, node, members, leaving) -> Optional[str]:
+        source = copy_source(node)
+        value = _value(node)
+        if any(user not in members for user in source.users):
+            return "its constant is also read outside the partition, which would store it twice"
+        if sum(copy_source(other) is source for other in leaving) > 1:
+            return "the partition returns another copy of the same constant"
+        if not keeps_default_dim_order(node):
+            return "it changes the dim order, which the runtime does not return"
+        if value is None or value.dtype not in EXACT_CONSTANT_COPY_DTYPES:
+            return f"OpenVINO does not return a {getattr(value, 'dtype', None)} constant exactly"
+        if value.dtype.is_floating_point and self._precision != "f32":
+            return f"at inference precision {self._precision or 'the device default'} a float constant may be rounded"
+        return None
+
+    def _is_input(self, node: torch.fx.Node) -> bool:
+        return node.op == "placeholder" and node.name in self._inputs
+
+    def _is_constant(self, node: torch.fx.Node) -> bool:
+        return node.op == "placeholder" and node.name in self._constants
