@@ -27,7 +27,7 @@ import torch
 from executorch.exir import to_edge_transform_and_lower
 from executorch.runtime import Method, Runtime
 
-from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, compile_specs
+from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
 
 logger = logging.getLogger("benchmarks")
 
@@ -40,7 +40,8 @@ def lower_to_pte(module: torch.nn.Module, example_inputs: Tuple[Any, ...], path:
                  dynamic_shapes: Any = None, **specs: str) -> Path:
     """Exports `module`, lowers it with OpenvinoPartitioner(openvino_compile_specs(**specs)), writes `path`."""
     exported = torch.export.export(module.eval(), example_inputs, dynamic_shapes=dynamic_shapes)
-    edge = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner(openvino_compile_specs(**specs))])
+    partitioner = OpenvinoPartitioner(openvino_compile_specs(**specs))
+    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
     manager = edge.to_executorch()
     plan = manager.executorch_program.execution_plan[0]
     if BACKEND_ID not in [delegate.id for delegate in plan.delegates]:

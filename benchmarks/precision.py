@@ -1,10 +1,11 @@
 """Per-call latency of OpenVINO's f32 against its bf16 inference precision.
 
 One model, an MLP of 4 x Linear(1024, 1024) with ReLU between them, is lowered
-twice in this run, with openvino_compile_specs(inference_precision="f32") and "bf16", and
-both programs are loaded with executorch.runtime. Each method is warmed up, then
-timed over ROUNDS rounds of CALLS_PER_ROUND calls at batch 64, the two alternating
-(f32 first in even rounds, bf16 first in odd ones) so machine noise hits both.
+twice in this run, with openvino_compile_specs(inference_precision="f32") and
+"bf16", and both programs are loaded with executorch.runtime. Each method is
+warmed up, then timed over ROUNDS rounds of CALLS_PER_ROUND calls at batch 64,
+the two alternating (f32 first in even rounds, bf16 first in odd ones) so
+machine noise hits both.
 The table gives the median, p10 and p90 of the per-call time (time.perf_counter_ns
 around method.execute), the ratio of the bf16 median to the f32 one, and the
 error against eager PyTorch in float32: max |out - eager| / max |eager|.
