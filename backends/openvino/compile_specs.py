@@ -22,7 +22,11 @@ DEVICE = "device"
 INFERENCE_PRECISION = "inference_precision"
 PERFORMANCE_HINT = "performance_hint"
 CACHE_DIR = "cache_dir"
-KNOWN_KEYS: Tuple[str, ...] = (DEVICE, INFERENCE_PRECISION, PERFORMANCE_HINT, CACHE_DIR)
+NUM_STREAMS = "num_streams"
+INFERENCE_NUM_THREADS = "inference_num_threads"
+KNOWN_KEYS: Tuple[str, ...] = (
+    DEVICE, INFERENCE_PRECISION, PERFORMANCE_HINT, CACHE_DIR, NUM_STREAMS, INFERENCE_NUM_THREADS,
+)
 
 PRECISIONS: Tuple[str, ...] = ("f32", "f16", "bf16")
 PERFORMANCE_HINTS: Tuple[str, ...] = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
@@ -39,6 +43,8 @@ class OpenvinoOptions:
     inference_precision: Optional[str] = None
     performance_hint: str = "LATENCY"
     cache_dir: Optional[str] = None
+    num_streams: Optional[str] = None
+    inference_num_threads: Optional[int] = None
 
     @property
     def device_type(self) -> str:
@@ -59,6 +65,10 @@ class OpenvinoOptions:
             config["INFERENCE_PRECISION_HINT"] = self.effective_precision
         if self.cache_dir:
             config["CACHE_DIR"] = self.cache_dir
+        if self.num_streams is not None:
+            config["NUM_STREAMS"] = self.num_streams
+        if self.inference_num_threads is not None:
+            config["INFERENCE_NUM_THREADS"] = self.inference_num_threads
         return config
 
 
@@ -108,11 +118,30 @@ def check_cache_dir(cache_dir: str) -> str:
     return cache_dir
 
 
+def check_num_streams(value: str) -> str:
+    text = str(value)
+    if text != "AUTO" and not (text.isdigit() and int(text) > 0):
+        raise ValueError(f"OpenVINO num_streams {value!r} is not accepted; accepted: a positive integer or AUTO")
+    return text
+
+
+def check_inference_num_threads(value: object) -> int:
+    text = str(value)
+    if isinstance(value, bool) or not text.isdigit():
+        raise ValueError(
+            f"OpenVINO inference_num_threads {value!r} is not accepted; accepted: an integer >= 0 "
+            "(0 lets OpenVINO choose)"
+        )
+    return int(text)
+
+
 def openvino_compile_specs(
     device: str = "CPU",
     inference_precision: Optional[str] = None,
     performance_hint: Optional[str] = None,
     cache_dir: Optional[str] = None,
+    num_streams: Optional[object] = None,
+    inference_num_threads: Optional[int] = None,
 ) -> List[CompileSpec]:
     """Builds the compile specs of the OpenVINO delegate, checking every value.
 
@@ -128,6 +157,11 @@ def openvino_compile_specs(
         specs.append(CompileSpec(PERFORMANCE_HINT, check_performance_hint(performance_hint).encode()))
     if cache_dir is not None:
         specs.append(CompileSpec(CACHE_DIR, check_cache_dir(str(cache_dir)).encode()))
+    if num_streams is not None:
+        specs.append(CompileSpec(NUM_STREAMS, check_num_streams(num_streams).encode()))
+    if inference_num_threads is not None:
+        threads = check_inference_num_threads(inference_num_threads)
+        specs.append(CompileSpec(INFERENCE_NUM_THREADS, str(threads).encode()))
     return specs
 
 
@@ -159,6 +193,11 @@ def parse_compile_specs(specs: Optional[Iterable[CompileSpec]]) -> OpenvinoOptio
         ),
         performance_hint=check_performance_hint(values.get(PERFORMANCE_HINT, "LATENCY")),
         cache_dir=check_cache_dir(values[CACHE_DIR]) if CACHE_DIR in values else None,
+        num_streams=check_num_streams(values[NUM_STREAMS]) if NUM_STREAMS in values else None,
+        inference_num_threads=(
+            check_inference_num_threads(values[INFERENCE_NUM_THREADS])
+            if INFERENCE_NUM_THREADS in values else None
+        ),
     )
 
 

@@ -25,6 +25,15 @@ bool is_valid_performance_hint(std::string_view value) {
 
 namespace {
 
+// A decimal integer within [minimum, INT32_MAX]; -1 otherwise.
+int parse_count(const std::string& text, int minimum) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return -1;
+  }
+  const int value = std::stoi(text);
+  return value >= minimum ? value : -1;
+}
+
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
@@ -86,9 +95,22 @@ Result<LoadOptions> options_from_compile_specs(ArrayRef<CompileSpec> specs) {
       options.performance_hint = *value;
     } else if (key == kCacheDirKey) {
       options.cache_dir = *value;
+    } else if (key == kNumStreamsKey) {
+      if (*value != "AUTO" && parse_count(*value, 1) < 0) {
+        ET_LOG(Error, "OpenVINO program: num_streams '%s' is not a positive integer or AUTO", value->c_str());
+        return Error::InvalidArgument;
+      }
+      options.num_streams = *value;
+    } else if (key == kInferenceNumThreadsKey) {
+      options.inference_num_threads = parse_count(*value, 0);
+      if (options.inference_num_threads < 0) {
+        ET_LOG(Error, "OpenVINO program: inference_num_threads '%s' is not an integer >= 0", value->c_str());
+        return Error::InvalidArgument;
+      }
     } else {
       ET_LOG(Error, "OpenVINO program: unknown compile spec '%.*s'; this runtime knows device, "
-             "inference_precision, performance_hint, cache_dir", static_cast<int>(key.size()), key.data());
+             "inference_precision, performance_hint, cache_dir, num_streams, inference_num_threads",
+             static_cast<int>(key.size()), key.data());
       return Error::InvalidArgument;
     }
   }
@@ -163,6 +185,14 @@ ov::AnyMap compile_config(const LoadOptions& options) {
   }
   if (!options.cache_dir.empty()) {
     config[ov::cache_dir.name()] = options.cache_dir;
+  }
+  if (options.num_streams == "AUTO") {
+    config[ov::num_streams.name()] = ov::streams::AUTO;
+  } else if (!options.num_streams.empty()) {
+    config[ov::num_streams.name()] = ov::streams::Num(parse_count(options.num_streams, 1));
+  }
+  if (options.inference_num_threads >= 0) {
+    config[ov::inference_num_threads.name()] = options.inference_num_threads;
   }
   return config;
 }

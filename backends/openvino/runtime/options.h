@@ -16,6 +16,8 @@ struct LoadOptions {
   std::string inference_precision;  // empty: the device's default (f32 on CPU)
   std::string performance_hint = "LATENCY";
   std::string cache_dir;  // empty: no model cache
+  std::string num_streams;  // empty: what the performance hint picks; else "AUTO" or a count
+  int inference_num_threads = -1;  // -1: what the performance hint picks
 };
 
 /// Load-time settings that win over what the program says. Set per process with
@@ -31,6 +33,8 @@ inline constexpr const char* kDeviceKey = "device";
 inline constexpr const char* kPrecisionKey = "inference_precision";
 inline constexpr const char* kPerformanceHintKey = "performance_hint";
 inline constexpr const char* kCacheDirKey = "cache_dir";
+inline constexpr const char* kNumStreamsKey = "num_streams";
+inline constexpr const char* kInferenceNumThreadsKey = "inference_num_threads";
 
 bool is_valid_precision(std::string_view value);
 bool is_valid_performance_hint(std::string_view value);

@@ -4,36 +4,14 @@ import struct
 
 import pytest
 import torch
-from executorch.exir.backend.compile_spec_schema import CompileSpec
 
 import executorch_openvino.preprocess
-from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs
 from harness import assert_close, eager, lower, run
 
 
 class AddOne(torch.nn.Module):
     def forward(self, x):
         return x + 1
-
-
-def test_unknown_device_is_refused_at_lowering_naming_it():
-    with pytest.raises(ValueError, match=r"'TPU'.*accepted: CPU, GPU, NPU"):
-        OpenvinoPartitioner(openvino_compile_specs(device="TPU"))
-
-
-def test_unknown_device_in_raw_compile_spec_is_refused():
-    with pytest.raises(ValueError, match="'FPGA'"):
-        OpenvinoPartitioner([CompileSpec("device", b"FPGA")])
-
-
-def test_unknown_compile_spec_key_is_refused_naming_it():
-    with pytest.raises(ValueError, match=r"'devcie'.*accepted: device, inference_precision"):
-        OpenvinoPartitioner([CompileSpec("devcie", b"CPU")])
-
-
-def test_non_utf8_compile_spec_value_is_refused():
-    with pytest.raises(ValueError, match="not UTF-8"):
-        OpenvinoPartitioner([CompileSpec("device", b"\xff\xfe")])
 
 
 def _truncate(blob):

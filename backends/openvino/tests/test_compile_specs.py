@@ -1,0 +1,86 @@
+"""Every compile spec: accepted values lower and run; bad ones fail at lowering, named."""
+
+import pytest
+import torch
+from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs, parse_compile_specs
+from harness import check_against_eager
+
+
+class AddOne(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"device": "CPU"},
+        {"inference_precision": "f32"},
+        {"performance_hint": "LATENCY"},
+        {"performance_hint": "THROUGHPUT"},
+        {"num_streams": 1},
+        {"num_streams": "AUTO"},
+        {"inference_num_threads": 1},
+        {"inference_num_threads": 0},
+    ],
+    ids=lambda options: "-".join(f"{k}={v}" for k, v in options.items()),
+)
+def test_accepted_compile_spec_lowers_and_runs(options, tmp_path):
+    inputs = [(torch.randn(2, 3),) for _ in range(2)]
+    check_against_eager(AddOne(), inputs, tmp_path, compile_specs=openvino_compile_specs(**options))
+
+
+def test_cache_dir_fills_the_folder_and_the_program_still_runs(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    inputs = [(torch.randn(2, 3),) for _ in range(2)]
+    check_against_eager(AddOne(), inputs, tmp_path, compile_specs=openvino_compile_specs(cache_dir=str(cache)))
+    assert any(cache.iterdir()), "OpenVINO wrote nothing to the model cache"
+
+
+BAD_SPECS = [
+    (CompileSpec("devcie", b"CPU"), r"'devcie'.*accepted: device, inference_precision"),
+    (CompileSpec("device", b"TPU"), r"'TPU'.*accepted: CPU, GPU, NPU"),
+    (CompileSpec("device", b""), r"device.*non-empty"),
+    (CompileSpec("device", b"\xff\xfe"), r"'device' is not UTF-8"),
+    (CompileSpec("inference_precision", b"f7"), r"'f7'.*accepted: f32, f16, bf16"),
+    (CompileSpec("inference_precision", b""), r"''.*accepted: f32, f16, bf16"),
+    (CompileSpec("performance_hint", b"FAST"), r"'FAST'.*accepted: LATENCY, THROUGHPUT"),
+    (CompileSpec("cache_dir", b""), r"cache_dir must be a non-empty path"),
+    (CompileSpec("num_streams", b"0"), r"num_streams '0'.*positive integer or AUTO"),
+    (CompileSpec("num_streams", b"two"), r"num_streams 'two'"),
+    (CompileSpec("inference_num_threads", b"-1"), r"inference_num_threads '-1'.*integer >= 0"),
+    (CompileSpec("inference_num_threads", b"1.5"), r"inference_num_threads '1.5'"),
+]
+
+
+@pytest.mark.parametrize("spec, message", BAD_SPECS, ids=lambda v: repr(v) if isinstance(v, CompileSpec) else None)
+def test_bad_compile_spec_fails_at_lowering_naming_key_and_value(spec, message):
+    with pytest.raises(ValueError, match=message):
+        OpenvinoPartitioner([spec])
+
+
+def test_compile_spec_given_twice_is_refused():
+    with pytest.raises(ValueError, match="'device' is given twice"):
+        parse_compile_specs([CompileSpec("device", b"CPU"), CompileSpec("device", b"GPU")])
+
+
+def test_compile_spec_value_of_wrong_type_is_refused():
+    with pytest.raises(TypeError, match="'device' must hold bytes"):
+        parse_compile_specs([CompileSpec("device", "CPU")])
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"device": 3}, "device must be a non-empty string"),
+        ({"inference_precision": "fp32"}, "'fp32'"),
+        ({"num_streams": -2}, "num_streams -2"),
+        ({"inference_num_threads": True}, "inference_num_threads True"),
+    ],
+)
+def test_typed_helper_refuses_bad_values(options, message):
+    with pytest.raises(ValueError, match=message):
+        openvino_compile_specs(**options)
