@@ -192,9 +192,8 @@ def _input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
             dims.append(ov.Dimension(size))
             continue
         bounds = edge_program.range_constraints.get(size.node.expr)
-        if bounds is None or not bounds.upper.is_finite:
-            lower = int(bounds.lower) if bounds is not None else 0
-            dims.append(ov.Dimension(lower, -1))
-        else:
-            dims.append(ov.Dimension(int(bounds.lower), int(bounds.upper)))
+        # to_edge raises a user's lower bound of 1 to 2 (torch's 0/1 specialization)
+        # while ExecuTorch still runs size 1, so the delegate accepts any size from 1.
+        upper = int(bounds.upper) if bounds is not None and bounds.upper.is_finite else -1
+        dims.append(ov.Dimension(1, upper))
     return value.dtype, [d.get_length() if d.is_static else -1 for d in dims], ov.PartialShape(dims)

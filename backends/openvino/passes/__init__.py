@@ -10,9 +10,11 @@ from typing import Callable, List
 import torch
 
 from .decompose_integer_floor_divide import decompose_integer_floor_divide
+from .fold_constant_cumsum import fold_constant_cumsum
 
 PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     decompose_integer_floor_divide,
+    fold_constant_cumsum,
 ]
 
 
