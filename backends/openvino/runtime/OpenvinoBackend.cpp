@@ -37,7 +37,8 @@ using executorch::runtime::FreeableBuffer;
 using executorch::runtime::Result;
 using executorch::runtime::Span;
 
-// Must equal BACKEND_ID in backends/openvino/__init__.py.
+// Must equal BACKEND_ID in backends/openvino/preprocess.py (the BackendDetails class name);
+// tests/test_runtime_loading.py checks that the two agree.
 constexpr const char* kBackendId = "ExecutorchOpenvinoBackend";
 
 // One Core per process: it loads the device plugins once and is thread-safe.
