@@ -9,12 +9,15 @@ from typing import Callable, List
 
 import torch
 
+from .cast_reduction_input import cast_reduction_input
 from .decompose_integer_floor_divide import decompose_integer_floor_divide
 from .fold_constant_cumsum import fold_constant_cumsum
 
 PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     decompose_integer_floor_divide,
+    # Before the cast: a folded cumsum needs none.
     fold_constant_cumsum,
+    cast_reduction_input,
 ]
 
 

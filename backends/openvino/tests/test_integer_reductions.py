@@ -1,0 +1,114 @@
+"""Integer cumsum, prod and sum through the delegate, in the dtype and with the values
+PyTorch gives them: each model is lowered, saved, loaded from the file and run on two
+inputs through one loaded method."""
+
+import pytest
+import torch
+
+from harness import check_against_eager
+
+
+class Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *inputs):
+        return self.fn(*inputs)
+
+
+def long_runs_of_true(length=600):
+    """A bool mask whose cumsum passes 255, where an 8-bit count wraps."""
+    mask = torch.ones(2, length, dtype=torch.bool)
+    mask[1, 400:] = False
+    return mask
+
+
+def small_ints(*shape):
+    return torch.randint(-4, 5, shape, dtype=torch.int32)
+
+
+def test_cumsum_over_bool_counts_past_255(tmp_path):
+    inputs = [(long_runs_of_true(),), (torch.rand(2, 600) > 0.1,)]
+    check_against_eager(Fn(lambda mask: torch.cumsum(mask, dim=1)), inputs, tmp_path,
+                        expect_delegated=["aten.cumsum.default"])
+
+
+# An int32 cumsum or prod is int64 in PyTorch; written into an int64 tensor inside the
+# graph, an int32 result from OpenVINO fails the conversion.
+
+def test_cumsum_over_int32_is_int64(tmp_path):
+    def model(x, positions):
+        return torch.slice_scatter(positions, torch.cumsum(x, dim=1), dim=1, start=0, end=6)
+
+    inputs = [(small_ints(2, 6), torch.zeros(2, 8, dtype=torch.int64)) for _ in range(2)]
+    check_against_eager(Fn(model), inputs, tmp_path, expect_delegated=["aten.cumsum.default"])
+
+
+def test_prod_over_int32_dim_is_int64(tmp_path):
+    def model(x, products):
+        return torch.slice_scatter(products, torch.prod(x, dim=1), dim=0, start=0, end=2)
+
+    inputs = [(small_ints(2, 6), torch.zeros(4, dtype=torch.int64)) for _ in range(2)]
+    check_against_eager(Fn(model), inputs, tmp_path, expect_delegated=["aten.prod.dim_int"])
+
+
+def test_full_prod_over_int32_is_int64(tmp_path):
+    def model(x, products):
+        return torch.slice_scatter(products, torch.prod(x).reshape(1), dim=0, start=0, end=1)
+
+    inputs = [(small_ints(2, 6), torch.zeros(4, dtype=torch.int64)) for _ in range(2)]
+    check_against_eager(Fn(model), inputs, tmp_path, expect_delegated=["aten.prod.default"])
+
+
+# Guards: OpenVINO's frontend already computes sum in int64; nothing casts it.
+
+def test_sum_over_bool_mask_past_255_is_int64(tmp_path):
+    inputs = [(long_runs_of_true(),), (torch.rand(2, 600) > 0.1,)]
+    check_against_eager(Fn(lambda mask: mask.sum(dim=1)), inputs, tmp_path,
+                        expect_delegated=["aten.sum.dim_IntList"])
+
+
+def test_sum_over_int32_is_int64(tmp_path):
+    inputs = [(small_ints(3, 7),) for _ in range(2)]
+    check_against_eager(Fn(lambda x: x.sum(dim=1)), inputs, tmp_path,
+                        expect_delegated=["aten.sum.dim_IntList"])
+
+
+TOKENS, PREFIX = 816, 765  # 765 image and language tokens, a state token, 50 action tokens
+
+
+class Pi0Masks(torch.nn.Module):
+    """pi0's attention masks (make_att_2d_masks) and position ids over one sequence.
+
+    The attention pattern is a constant: prefix tokens see each other, the state
+    token and the first action token each start a new block.
+    """
+
+    def __init__(self, cumsum_dtype):
+        super().__init__()
+        self.cumsum_dtype = cumsum_dtype
+
+    def forward(self, pad_masks):
+        pattern = [0] * PREFIX + [1, 1] + [0] * (TOKENS - PREFIX - 2)
+        att_masks = torch.tensor(pattern, dtype=torch.bool)[None, :]
+        blocks = torch.cumsum(att_masks, dim=1, dtype=self.cumsum_dtype)
+        att_2d = blocks[:, None, :] <= blocks[:, :, None]
+        pad_2d = pad_masks[:, None, :] & pad_masks[:, :, None]
+        positions = torch.cumsum(pad_masks, dim=1) - 1
+        return att_2d & pad_2d, positions
+
+
+def pad_masks(valid_prefix_tokens):
+    masks = torch.zeros(1, TOKENS, dtype=torch.bool)
+    masks[:, :valid_prefix_tokens] = True
+    masks[:, PREFIX:] = True
+    return masks
+
+
+@pytest.mark.parametrize("cumsum_dtype", [None, torch.int32], ids=["int64", "int32"])
+def test_pi0_masks_and_positions_over_816_tokens(cumsum_dtype, tmp_path):
+    # More valid tokens on the second call: a mask that keeps what the first call allowed is wrong.
+    inputs = [(pad_masks(300),), (pad_masks(700),)]
+    check_against_eager(Pi0Masks(cumsum_dtype), inputs, tmp_path,
+                        expect_delegated=["aten.bitwise_and.Tensor", "aten.cumsum.default"])
