@@ -19,12 +19,13 @@ import os
 import statistics
 import time
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import openvino
 import torch
-from executorch.exir import to_edge_transform_and_lower
+from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
 from executorch.runtime import Method, Runtime
 
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
@@ -36,18 +37,38 @@ def setup_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
 
 
+def lower(module: torch.nn.Module, example_inputs: Tuple[Any, ...], partitioners: Sequence[Any], *,
+          dynamic_shapes: Any = None) -> ExecutorchProgramManager:
+    """Exports `module` and lowers it with `partitioners` (none: ExecuTorch's CPU kernels only).
+
+    The program is serialized before returning (`manager.buffer` is then free to read),
+    so that timing this call covers export, lowering, to_executorch and serialization.
+    """
+    exported = torch.export.export(module.eval(), example_inputs, dynamic_shapes=dynamic_shapes)
+    manager = to_edge_transform_and_lower(exported, partitioner=list(partitioners)).to_executorch()
+    manager.buffer  # noqa: B018 - serializes now; later reads return the cached bytes
+    return manager
+
+
+def delegate_ids(manager: ExecutorchProgramManager) -> List[str]:
+    return [delegate.id for delegate in manager.executorch_program.execution_plan[0].delegates]
+
+
+def cpu_ops(manager: ExecutorchProgramManager) -> List[str]:
+    """The ops left to ExecuTorch's CPU kernels, such as "aten::add.out"."""
+    return [op.name + (f".{op.overload}" if op.overload else "")
+            for op in manager.executorch_program.execution_plan[0].operators]
+
+
 def lower_to_pte(module: torch.nn.Module, example_inputs: Tuple[Any, ...], path: Path, *,
                  dynamic_shapes: Any = None, **specs: str) -> Path:
     """Exports `module`, lowers it with OpenvinoPartitioner(openvino_compile_specs(**specs)), writes `path`."""
-    exported = torch.export.export(module.eval(), example_inputs, dynamic_shapes=dynamic_shapes)
     partitioner = OpenvinoPartitioner(openvino_compile_specs(**specs))
-    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
-    manager = edge.to_executorch()
-    plan = manager.executorch_program.execution_plan[0]
-    if BACKEND_ID not in [delegate.id for delegate in plan.delegates]:
+    manager = lower(module, example_inputs, [partitioner], dynamic_shapes=dynamic_shapes)
+    if BACKEND_ID not in delegate_ids(manager):
         raise RuntimeError(f"nothing of {type(module).__name__} was delegated to OpenVINO")
-    if plan.operators:
-        logger.warning("ops left to ExecuTorch's CPU kernels: %s", [op.name for op in plan.operators])
+    if cpu_ops(manager):
+        logger.warning("ops left to ExecuTorch's CPU kernels: %s", cpu_ops(manager))
     path.write_bytes(manager.buffer)
     logger.info("wrote %s (%s, %d bytes)", path, specs or "default specs", path.stat().st_size)
     return path
@@ -95,6 +116,39 @@ def measure(call: Callable[[], Any], warmup: int, calls: int) -> Timing:
     return Timing(samples)
 
 
+def measure_for(call: Callable[[], Any], budget_s: float, *, min_warmup: int = 10,
+                warmup_s: float = 0.2, min_calls: int = 50, max_calls: int = 20000) -> Tuple[Timing, int]:
+    """Warms `call` up for at least `min_warmup` calls and `warmup_s` seconds, then times
+    as many calls as fit in about `budget_s` seconds, within [min_calls, max_calls].
+
+    Returns the timing and the number of warm-up calls.
+    """
+    warmup, start = 0, time.perf_counter()
+    while warmup < min_warmup or time.perf_counter() - start < warmup_s:
+        call()
+        warmup += 1
+    # The rate of the warm calls, not of the first ones, sets the number of timed calls.
+    probe, start = max(1, warmup // 4), time.perf_counter()
+    for _ in range(probe):
+        call()
+    per_call_s = (time.perf_counter() - start) / probe
+    calls = max(min_calls, min(max_calls, int(budget_s / per_call_s)))
+    return measure(call, 0, calls), warmup + probe
+
+
+def max_rel_err(actual: torch.Tensor, expected: torch.Tensor) -> float:
+    """max |actual - expected| / max |expected|, computed in float32."""
+    actual, expected = actual.float(), expected.float()
+    return ((actual - expected).abs().max() / expected.abs().max().clamp_min(1e-30)).item()
+
+
+def package_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def cpu_model() -> str:
     with open("/proc/cpuinfo") as cpuinfo:
         for line in cpuinfo:
@@ -110,6 +164,8 @@ def environment() -> Dict[str, Any]:
         "cores": os.cpu_count(),
         "openvino": openvino.__version__,
         "torch": torch.__version__,
+        "executorch": package_version("executorch"),
+        "executorch_openvino": package_version("executorch-openvino"),
         "torch_num_threads": torch.get_num_threads(),
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "(unset)"),
     }
@@ -117,7 +173,8 @@ def environment() -> Dict[str, Any]:
 
 def print_header(title: str, env: Dict[str, Any]) -> None:
     print(f"\n{title}")
-    print(f"CPU: {env['cpu']} ({env['cores']} cores), OpenVINO {env['openvino']}, torch {env['torch']}")
+    print(f"CPU: {env['cpu']} ({env['cores']} cores), OpenVINO {env['openvino']}, torch {env['torch']}, "
+          f"ExecuTorch {env.get('executorch', '?')}, executorch-openvino {env.get('executorch_openvino', '?')}")
     print(f"threads: torch.set_num_threads({env['torch_num_threads']}), "
           f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}\n")
 
