@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
-from executorch.exir import EdgeCompileConfig, ExecutorchProgramManager, to_edge_transform_and_lower
+from executorch.exir import EdgeCompileConfig, ExecutorchProgramManager, to_edge, to_edge_transform_and_lower
+from executorch.exir.backend.backend_api import to_backend
 from executorch.exir.lowered_backend_module import LoweredBackendModule
 from executorch.runtime import Method, Runtime
 
 import executorch_openvino
-from executorch_openvino import BACKEND_ID, OpenvinoPartitioner
+from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
 from executorch_openvino.op_support import op_name
 
 Inputs = Tuple[Any, ...]
@@ -77,6 +78,37 @@ def lower(
     partitioner = partitioner or OpenvinoPartitioner(compile_specs)
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], compile_config=edge_compile_config)
     manager = edge.to_executorch()
+    path = tmp_path / f"{name}.pte"
+    path.write_bytes(manager.buffer)
+    return LoweredProgram(manager, path)
+
+
+class _CallsLowered(torch.nn.Module):
+    def __init__(self, lowered: LoweredBackendModule) -> None:
+        super().__init__()
+        self.lowered = lowered
+
+    def forward(self, *args):
+        return self.lowered(*args)
+
+
+def lower_whole_program(
+    module: torch.nn.Module,
+    example_inputs: Inputs,
+    tmp_path: Path,
+    *,
+    compile_specs: Optional[list] = None,
+    dynamic_shapes: Any = None,
+    name: str = "whole",
+) -> LoweredProgram:
+    """Lowers all of `module` with ``to_backend(BACKEND_ID, ...)``, no partitioner, and writes `name`.pte."""
+    edge = to_edge(torch.export.export(module, example_inputs, dynamic_shapes=dynamic_shapes))
+    lowered = to_backend(BACKEND_ID, edge.exported_program(),
+                         compile_specs if compile_specs is not None else openvino_compile_specs())
+    # The wrapper takes *args, so its dynamic shapes nest one level deeper.
+    wrapper_shapes = None if dynamic_shapes is None else (tuple(dynamic_shapes),)
+    manager = to_edge(torch.export.export(_CallsLowered(lowered), example_inputs,
+                                          dynamic_shapes=wrapper_shapes)).to_executorch()
     path = tmp_path / f"{name}.pte"
     path.write_bytes(manager.buffer)
     return LoweredProgram(manager, path)

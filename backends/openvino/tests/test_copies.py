@@ -9,13 +9,12 @@ import pytest
 import torch
 from executorch.exir import EdgeCompileConfig, to_edge
 from executorch.exir.backend.backend_api import to_backend
-from executorch.runtime import Runtime
 
 import executorch_openvino.conversion
 import executorch_openvino.preprocess
 from executorch_openvino.blob import read_blob
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
-from harness import assert_close, eager, lower, run
+from harness import assert_close, eager, lower, lower_whole_program, run
 
 CLONE = "dim_order_ops._clone_dim_order.default"
 
@@ -253,21 +252,7 @@ class ReturnsCopyOfInput(torch.nn.Module):
 
 
 def _whole_program(example, dynamic_shapes, tmp_path):
-    edge = to_edge(torch.export.export(ReturnsCopyOfInput(), example, dynamic_shapes=dynamic_shapes))
-    lowered = to_backend(BACKEND_ID, edge.exported_program(), openvino_compile_specs())
-
-    class Calls(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lowered = lowered
-
-        def forward(self, x):
-            return self.lowered(x)
-
-    program = to_edge(torch.export.export(Calls(), example, dynamic_shapes=dynamic_shapes)).to_executorch()
-    path = tmp_path / "whole.pte"
-    path.write_bytes(program.buffer)
-    return Runtime.get().load_program(path).load_method("forward")
+    return lower_whole_program(ReturnsCopyOfInput(), example, tmp_path, dynamic_shapes=dynamic_shapes).load_method()
 
 
 def _make(dtype, rows):
