@@ -193,7 +193,7 @@ def _replace_with_constant(
 
 
 def _source(node: torch.fx.Node) -> str:
-    """' (at file:line)' from the node's stack trace, for messages a user can act on."""
+    """The user's source line from the node's stack trace, for messages a user can act on."""
     trace = node.meta.get("stack_trace") or ""
     lines = [line.strip() for line in trace.splitlines() if line.strip().startswith("File ")]
     return f" ({lines[-1]})" if lines else ""
