@@ -10,8 +10,8 @@
 # (ETOV_BUILD_TESTS=ON ETOV_BUILD_FUZZER=ON), seeds it with real blobs written by
 # blob.py and crafted damaged ones (tests/blob_seeds.py --crafted) and the committed
 # corpus (backends/openvino/tests/fuzz_corpus), and fuzzes under AddressSanitizer and
-# LeakSanitizer. The working corpus is build/fuzz/corpus; after the run it is
-# merged into build/fuzz/corpus-min, the smallest set that keeps the coverage.
+# LeakSanitizer. New inputs go to build/fuzz/corpus; after the run seeds and new
+# inputs are merged into build/fuzz/corpus-min, the smallest set with the same coverage.
 # Crashes, leaks, timeouts and out-of-memory inputs are written to build/fuzz/artifacts/.
 # TBB_ENABLE_SANITIZERS=1: see scripts/sanitize.sh; the leak suppressions and why
 # they differ from sanitize.sh's: backends/openvino/tests/cpp/lsan_fuzz.supp.
@@ -51,6 +51,6 @@ rm -f "$BUILD/seeds/"*bad_alloc*
 "${FUZZER[@]}" -max_total_time="$SECONDS_TO_RUN" -print_final_stats=1 \
   -artifact_prefix="$BUILD/artifacts/" "$BUILD/corpus" "$BUILD/seeds"
 rm -rf "$BUILD/corpus-min" && mkdir -p "$BUILD/corpus-min"
-"${FUZZER[@]}" -merge=1 "$BUILD/corpus-min" "$BUILD/corpus" > "$BUILD/merge.log" 2>&1
-echo "fuzz.sh: corpus $(ls "$BUILD/corpus" | wc -l) files, minimized to $(ls "$BUILD/corpus-min" | wc -l) in $BUILD/corpus-min;" \
-     "artifacts: $(ls "$BUILD/artifacts" | wc -l)"
+"${FUZZER[@]}" -merge=1 "$BUILD/corpus-min" "$BUILD/seeds" "$BUILD/corpus" > "$BUILD/merge.log" 2>&1
+echo "fuzz.sh: $(ls "$BUILD/seeds" | wc -l) seeds and $(ls "$BUILD/corpus" | wc -l) new inputs, merged to" \
+     "$(ls "$BUILD/corpus-min" | wc -l) in $BUILD/corpus-min; artifacts (crashes, leaks, timeouts): $(ls "$BUILD/artifacts" | wc -l)"

@@ -58,4 +58,4 @@ xargs "$BUILD/etov_blob_driver" < "$WORK/blob-list" > "$WORK/blobs.out"
 set +x
 echo "sanitize.sh: $(grep -c '^method .* loaded' "$WORK/f32.out") + $(grep -c '^method .* loaded' "$WORK/bf16.out") loads," \
      "$ITERATIONS executes each; tensor binding test; $(wc -l < "$WORK/blob-list") blobs through init" \
-     "($(grep -c 'loaded and destroyed' "$WORK/blobs.out") loaded): no AddressSanitizer or LeakSanitizer report"
+     "($(grep -c 'loaded and destroyed' "$WORK/blobs.out") loaded): no report from -fsanitize=$SANITIZE or LeakSanitizer"
