@@ -16,30 +16,38 @@ Engines:
                  (OpenvinoOptions.compile_config(): INFERENCE_PRECISION_HINT, PERFORMANCE_HINT=LATENCY),
                  inputs and outputs preallocated and bound once with set_input_tensor /
                  set_output_tensor, each call request.infer(share_outputs=True)
-  et-portable    (tiny only) a .pte with no delegate, ExecuTorch's portable kernels: the floor
-                 of a call through executorch.runtime from Python
+  et-portable    (tiny only) a .pte with no delegate, on ExecuTorch's portable kernels: the
+                 floor of one call through executorch.runtime from Python
 
-Every configuration (model x engine) runs in its own process: the script runs itself with
-`--child MODEL ENGINE`, the child prints one JSON line, and this parent collects them, prints
-the tables and writes benchmarks/results/compare.json (child logs in
-benchmarks/results/compare/, next to the .pte files). Every child except eager sets
-OMP_WAIT_POLICY=PASSIVE before importing torch and calls torch.set_num_threads(1) (torch then
-only converts inputs and outputs, see _common.py); XNNPACK runs on ExecuTorch's own threadpool
-and OpenVINO on its own threads, whose counts are reported. The eager child leaves both at
-torch's defaults.
+Every configuration (model x engine) runs in its own process: the script starts itself with
+`--child MODEL ENGINE`. For one model, the parent starts the children one after the other;
+each prepares (lowers or converts, loads once) and reports one JSON line, then waits on its
+stdin. The parent then runs ROUNDS rounds: in each it asks every child in turn (the order
+rotates from round to round) to time its loads once and its calls for BUDGET_S / ROUNDS
+seconds, while the other children sleep on their stdin. So the engines never run at the same
+time, and noise from the rest of the machine spreads over all of them rather than falling on
+one. The parent pools the rounds, prints the tables and writes benchmarks/results/compare.json
+(child logs and .pte files in benchmarks/results/compare/).
 
-Per call: a warm-up (at least WARMUP_CALLS calls and WARMUP_S seconds), then as many calls as
-fit in the time budget, each timed with time.perf_counter_ns; the median, p10 and p90 are kept.
+Threads: every child except eager sets OMP_WAIT_POLICY=PASSIVE before importing torch and
+calls torch.set_num_threads(1) (torch then only converts inputs and outputs, see _common.py);
+XNNPACK runs on ExecuTorch's own threadpool and OpenVINO on its own threads, whose counts are
+reported. The eager child leaves both at torch's defaults.
+
+Per call: a warm-up (at least WARMUP_CALLS calls and WARMUP_S seconds in the first round, a
+shorter one in later rounds), then as many calls as fit in the round's budget, each timed with
+time.perf_counter_ns; the table gives the median, p10 and p90 of all rounds' calls.
 Per model also: lowering time (export + lower + to_executorch + serialization, measured after
-one untimed lowering of the tiny model in the same process so that one-off initialization is
-not counted), .pte size, and load time: Runtime.load_program + load_method for ours against
-compile_model + create_infer_request of the same openvino.Model for OpenVINO alone (and, to
-tell IR parsing apart, read_model of the same IR from memory + compile_model), each the median
-of LOADS loads after one untimed load; and the same with the model cache (our cache_dir load
-option, OpenVINO's CACHE_DIR), in a fresh folder whose first load writes the cache.
+one untimed lowering of the tiny model in the same process, so that one-off initialization is
+not counted), .pte size, and load time, LOADS_PER_ROUND loads per round after an untimed one in
+the preparation: Runtime.load_program + load_method for the .pte files, compile_model +
+create_infer_request of the same openvino.Model for OpenVINO alone, and, to tell IR parsing
+apart, read_model of the same IR from memory + compile_model (which is what our runtime does);
+then the same with the model cache (our cache_dir load option, OpenVINO's CACHE_DIR), in a
+fresh folder whose first load, in the preparation, writes the cache.
 
 Run: python benchmarks/compare.py            (about 6 minutes on 2 cores)
-     python benchmarks/compare.py --quick    (shorter budgets: a smoke run, noisier figures)
+     python benchmarks/compare.py --quick    (shorter budget, 2 rounds: a smoke run, noisier figures)
      python benchmarks/compare.py --models tiny mlp --engines ours-f32 openvino-f32
 """
 
@@ -66,6 +74,7 @@ if _child_engine(sys.argv) != "eager":
     torch.set_num_threads(1)
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
 import shutil  # noqa: E402
@@ -73,6 +82,7 @@ import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: E402
 
@@ -99,9 +109,11 @@ MODELS: Dict[str, Tuple[str, Callable[[], torch.nn.Module], Callable[[], Tuple[t
 ENGINES = ("eager", "xnnpack", "ours-f32", "ours-bf16", "openvino-f32", "openvino-bf16", "et-portable")
 ONLY_FOR = {"et-portable": ("tiny",)}  # portable kernels are a floor for the tiny model, slow elsewhere
 PTE_ENGINES = ("xnnpack", "et-portable", "ours-f32", "ours-bf16")
-WARMUP_CALLS, WARMUP_S = 20, 0.3
-BUDGET_S, LOADS = 2.5, 5  # per configuration: seconds of timed calls, timed loads
-QUICK_BUDGET_S, QUICK_LOADS = 0.3, 2
+BUDGET_S, ROUNDS, LOADS_PER_ROUND = 2.5, 5, 2  # per configuration: seconds of timed calls over all rounds
+QUICK_BUDGET_S, QUICK_ROUNDS, QUICK_LOADS_PER_ROUND = 0.4, 2, 1
+WARMUP_CALLS, WARMUP_S = 20, 0.3  # first round
+ROUND_WARMUP_CALLS, ROUND_WARMUP_S = 5, 0.05  # later rounds
+MIN_CALLS_PER_ROUND, MAX_CALLS_PER_ROUND = 10, 10000
 CHILD_TIMEOUT_S = 600
 
 
@@ -117,6 +129,33 @@ def precision_of(engine: str) -> str:
 
 
 # ---------------------------------------------------------------------------- child
+
+
+@dataclass
+class Prepared:
+    """One configuration, ready to be timed: a call, its output, and the loads to time."""
+
+    call: Callable[[], Any]
+    output: Callable[[], torch.Tensor]  # one call whose first output is returned as a torch tensor
+    loads: Dict[str, Callable[[], float]] = field(default_factory=dict)  # kind -> one timed load, ms
+    keep: Any = None  # what must stay alive while `call` runs
+
+
+def timed_load(load: Callable[[], Any]) -> Callable[[], float]:
+    """A function that runs `load` once and returns its time in ms; the handle is dropped after timing."""
+
+    def run() -> float:
+        start = time.perf_counter_ns()
+        handle = load()
+        elapsed = (time.perf_counter_ns() - start) / 1e6
+        del handle
+        return elapsed
+
+    return run
+
+
+def cache_files(folder: str) -> int:
+    return sum(1 for path in Path(folder).rglob("*") if path.is_file())
 
 
 def partitioners_for(engine: str) -> List[Any]:
@@ -141,31 +180,17 @@ def expected_backend(engine: str) -> Optional[str]:
     return None
 
 
-def time_loads(load: Callable[[], Any], loads: int) -> Dict[str, Any]:
-    """Times 1 + `loads` loads, dropping each handle before the next: the first apart, then the median."""
-    samples = []
-    for _ in range(1 + loads):
-        start = time.perf_counter_ns()
-        handle = load()
-        samples.append((time.perf_counter_ns() - start) / 1e6)
-        del handle
-    return {"first_ms": samples[0], "median_ms": statistics.median(samples[1:]), "samples_ms": samples}
-
-
-def cache_files(folder: str) -> int:
-    return sum(1 for path in Path(folder).rglob("*") if path.is_file())
-
-
-def child_pte(model_name: str, engine: str, module: torch.nn.Module, inputs: Tuple[torch.Tensor, ...],
-              loads: int, result: Dict[str, Any]) -> Tuple[Any, Callable[[], Any]]:
-    """Lowers, writes and loads a .pte; returns (what keeps the method alive, one call)."""
+def prepare_pte(model_name: str, engine: str, module: torch.nn.Module, inputs: Tuple[torch.Tensor, ...],
+                info: Dict[str, Any], cache_dir: str) -> Prepared:
+    """Lowers (timed), writes and loads a .pte."""
+    from executorch.extension.pybindings import portable_lib
     from executorch.runtime import Runtime
 
     tiny, tiny_inputs = build("tiny")
     _common.lower(tiny, tiny_inputs, partitioners_for(engine))  # one-off initialization, untimed
     start = time.perf_counter()
     manager = _common.lower(module, inputs, partitioners_for(engine))
-    result["lowering_s"] = time.perf_counter() - start
+    info["lowering_s"] = time.perf_counter() - start
     delegates, cpu_ops = _common.delegate_ids(manager), _common.cpu_ops(manager)
     backend = expected_backend(engine)
     if backend is not None and backend not in delegates:
@@ -174,10 +199,10 @@ def child_pte(model_name: str, engine: str, module: torch.nn.Module, inputs: Tup
         logger.warning("%s %s: ops left to ExecuTorch's CPU kernels: %s", model_name, engine, cpu_ops)
     path = WORK_DIR / f"{model_name}_{engine}.pte"
     path.write_bytes(manager.buffer)
-    result.update(pte_bytes=path.stat().st_size, delegates=delegates, cpu_ops=cpu_ops)
-    logger.info("%s %s: lowered in %.2f s, %d bytes", model_name, engine, result["lowering_s"],
-                result["pte_bytes"])
     del manager
+    info.update(pte_bytes=path.stat().st_size, delegates=delegates, cpu_ops=cpu_ops,
+                executorch_threadpool_threads=portable_lib._threadpool_get_thread_count())
+    logger.info("%s %s: lowered in %.2f s, %d bytes", model_name, engine, info["lowering_s"], info["pte_bytes"])
 
     runtime = Runtime.get()
 
@@ -185,31 +210,28 @@ def child_pte(model_name: str, engine: str, module: torch.nn.Module, inputs: Tup
         program = runtime.load_program(path)
         return program, program.load_method("forward")
 
+    loads = {"load": timed_load(load)}
     if engine.startswith("ours"):
         import executorch_openvino
 
-        result["load"] = time_loads(load, loads)
-        cache_dir = tempfile.mkdtemp(prefix="compare_cache_ours_")
-        try:
+        def cached_load() -> float:
             executorch_openvino.set_runtime_options(cache_dir=cache_dir)
-            result["cached_load"] = time_loads(load, loads)
-            result["cached_load"]["cache_files"] = cache_files(cache_dir)
-        finally:
-            executorch_openvino.set_runtime_options(cache_dir="")
-            shutil.rmtree(cache_dir, ignore_errors=True)
-        logger.info("%s %s: load %.1f ms, cached %.1f ms", model_name, engine,
-                    result["load"]["median_ms"], result["cached_load"]["median_ms"])
-    else:
-        result["load"] = time_loads(load, loads)
+            try:
+                return timed_load(load)()
+            finally:
+                executorch_openvino.set_runtime_options(cache_dir="")
+
+        loads["cached_load"] = cached_load
 
     program, method = load()
     args = list(inputs)
-    return (program, method), lambda: method.execute(args)[0]
+    return Prepared(call=lambda: method.execute(args), output=lambda: method.execute(args)[0],
+                    loads=loads, keep=(program, method))
 
 
-def child_openvino(model_name: str, engine: str, module: torch.nn.Module, inputs: Tuple[torch.Tensor, ...],
-                   loads: int, result: Dict[str, Any]) -> Tuple[Any, Callable[[], Any], Callable[[], Any]]:
-    """Converts the model with our conversion, compiles it with OpenVINO alone, binds it once."""
+def prepare_openvino(model_name: str, engine: str, module: torch.nn.Module, inputs: Tuple[torch.Tensor, ...],
+                     info: Dict[str, Any], cache_dir: str) -> Prepared:
+    """Converts with our conversion (timed), compiles with OpenVINO alone and binds everything once."""
     import numpy as np
     import openvino as ov
     from executorch.exir import to_edge
@@ -222,49 +244,40 @@ def child_openvino(model_name: str, engine: str, module: torch.nn.Module, inputs
     convert(*build("tiny"))  # one-off initialization, untimed
     start = time.perf_counter()
     model = convert(module, inputs)
-    result["convert_s"] = time.perf_counter() - start
+    info["convert_s"] = time.perf_counter() - start
 
     config = parse_compile_specs(openvino_compile_specs(inference_precision=precision_of(engine))).compile_config()
     config.pop("CACHE_DIR", None)
-    result["openvino_config"] = {key: str(value) for key, value in config.items()}
+    info["openvino_config"] = {key: str(value) for key, value in config.items()}
     core = ov.Core()
 
     def load(config: Dict[str, Any] = config) -> Any:
         compiled = core.compile_model(model, "CPU", config)
         return compiled, compiled.create_infer_request()
 
-    result["load"] = time_loads(load, loads)
-
-    ir_dir = tempfile.mkdtemp(prefix="compare_ir_")
-    try:
+    with tempfile.TemporaryDirectory(prefix="compare_ir_") as ir_dir:
         ov.save_model(model, os.path.join(ir_dir, "model.xml"), compress_to_fp16=False)
         xml = Path(ir_dir, "model.xml").read_text()
         weights = ov.Tensor(np.frombuffer(bytearray(Path(ir_dir, "model.bin").read_bytes()), np.uint8),
                             shared_memory=True)
-    finally:
-        shutil.rmtree(ir_dir, ignore_errors=True)
 
-    def read_and_load() -> Any:
+    def read_ir_load() -> Any:
         compiled = core.compile_model(core.read_model(xml, weights), "CPU", config)
         return compiled, compiled.create_infer_request()
 
-    result["read_ir_load"] = time_loads(read_and_load, loads)
+    def read_ir_cached_load() -> Any:
+        compiled = core.compile_model(core.read_model(xml, weights), "CPU", {**config, "CACHE_DIR": cache_dir})
+        return compiled, compiled.create_infer_request()
 
-    cache_dir = tempfile.mkdtemp(prefix="compare_cache_openvino_")
-    try:
-        result["cached_load"] = time_loads(lambda: load({**config, "CACHE_DIR": cache_dir}), loads)
-        result["cached_load"]["cache_files"] = cache_files(cache_dir)
-    finally:
-        shutil.rmtree(cache_dir, ignore_errors=True)
-    logger.info("%s %s: converted in %.2f s, load %.1f ms (read IR + load %.1f ms), cached %.1f ms",
-                model_name, engine, result["convert_s"], result["load"]["median_ms"],
-                result["read_ir_load"]["median_ms"], result["cached_load"]["median_ms"])
+    loads = {"load": timed_load(load), "read_ir_load": timed_load(read_ir_load),
+             "cached_load": timed_load(lambda: load({**config, "CACHE_DIR": cache_dir})),
+             "read_ir_cached_load": timed_load(read_ir_cached_load)}
 
     compiled, request = load()
-    result["openvino_properties"] = {
-        name: str(compiled.get_property(name))
-        for name in ("INFERENCE_PRECISION_HINT", "PERFORMANCE_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS")
-    }
+    info["openvino_properties"] = {}
+    for name in ("INFERENCE_PRECISION_HINT", "PERFORMANCE_HINT", "NUM_STREAMS", "INFERENCE_NUM_THREADS"):
+        value = compiled.get_property(name)
+        info["openvino_properties"][name] = value.get_type_name() if isinstance(value, ov.Type) else str(value)
     arrays = [x.numpy() for x in inputs]  # share the torch tensors' memory
     for index, array in enumerate(arrays):
         request.set_input_tensor(index, ov.Tensor(array, shared_memory=True))
@@ -272,78 +285,186 @@ def child_openvino(model_name: str, engine: str, module: torch.nn.Module, inputs
     for index, tensor in enumerate(outputs):
         request.set_output_tensor(index, tensor)
 
-    def call() -> Any:
-        return request.infer(share_outputs=True)
-
-    def first_output() -> torch.Tensor:
+    def output() -> torch.Tensor:
         request.infer(share_outputs=True)
         return torch.from_numpy(outputs[0].data.copy())
 
-    return (compiled, request, arrays, outputs), call, first_output
+    return Prepared(call=lambda: request.infer(share_outputs=True), output=output, loads=loads,
+                    keep=(compiled, request, arrays, outputs, weights))
 
 
-def child(model_name: str, engine: str, budget_s: float, loads: int) -> Dict[str, Any]:
+def prepare(model_name: str, engine: str, info: Dict[str, Any], cache_dir: str) -> Prepared:
+    module, inputs = build(model_name)
+    if engine == "eager":
+        return Prepared(call=lambda: module(*inputs), output=lambda: module(*inputs))
+    if engine in PTE_ENGINES:
+        prepared = prepare_pte(model_name, engine, module, inputs, info, cache_dir)
+    else:
+        prepared = prepare_openvino(model_name, engine, module, inputs, info, cache_dir)
+    # One untimed load of each kind: the first load of a process, and the one that writes the cache.
+    for kind, load in prepared.loads.items():
+        info[f"first_{kind}_ms"] = load()
+    if "cached_load" in prepared.loads:
+        info["cache_files"] = cache_files(cache_dir)
+        if not info["cache_files"]:
+            logger.warning("%s %s: the first load wrote nothing to the cache %s", model_name, engine, cache_dir)
+    return prepared
+
+
+def child(model_name: str, engine: str, budget_s: float, loads_per_round: int) -> int:
+    """Prepares one configuration, then serves the parent's commands on stdin, one JSON line each.
+
+    "round": `loads_per_round` loads of each kind, then calls for `budget_s` seconds;
+    "done": checks the output once more and exits.
+    """
     module, inputs = build(model_name)
     with torch.no_grad():
         expected = module(*inputs)
-    result: Dict[str, Any] = {"model": model_name, "engine": engine, "environment": _common.environment()}
-    if engine.startswith("ours") or engine == "xnnpack":
-        from executorch.extension.pybindings import portable_lib
-
-        result["executorch_threadpool_threads"] = portable_lib._threadpool_get_thread_count()
-
-    if engine == "eager":
-        with torch.inference_mode():
-            timing, warmup = _common.measure_for(lambda: module(*inputs), budget_s,
-                                                 min_warmup=WARMUP_CALLS, warmup_s=WARMUP_S)
-            output = module(*inputs)
-    else:
-        if engine in PTE_ENGINES:
-            keep, call = child_pte(model_name, engine, module, inputs, loads, result)
-            first_output = call
-        else:
-            keep, call, first_output = child_openvino(model_name, engine, module, inputs, loads, result)
-        output = first_output().clone()
-        timing, warmup = _common.measure_for(call, budget_s, min_warmup=WARMUP_CALLS, warmup_s=WARMUP_S)
-        # The output after many calls must still be right.
-        result["max_rel_err_after_timing"] = _common.max_rel_err(first_output(), expected)
-        del keep
-    result["max_rel_err"] = _common.max_rel_err(output, expected)
-    result["latency"] = {**timing.summary(), "warmup_calls": warmup}
-    logger.info("%s %s: median %.4f ms over %d calls", model_name, engine, timing.median,
-                len(timing.samples_ms))
-    return result
+    info: Dict[str, Any] = {"model": model_name, "engine": engine, "environment": _common.environment()}
+    cache_dir = tempfile.mkdtemp(prefix=f"compare_cache_{engine}_")
+    # Eager runs under inference_mode from here on, so that the call itself does not enter it.
+    with (torch.inference_mode() if engine == "eager" else contextlib.nullcontext()):
+        try:
+            prepared = prepare(model_name, engine, info, cache_dir)
+            info["max_rel_err"] = _common.max_rel_err(prepared.output().clone(), expected)
+            print(json.dumps({"ready": True, **info}), flush=True)
+            rounds = 0
+            while True:
+                command = sys.stdin.readline().strip()
+                if command == "round":
+                    loads = {kind: [load() for _ in range(loads_per_round)] for kind, load in prepared.loads.items()}
+                    first = rounds == 0
+                    timing, warmup = _common.measure_for(
+                        prepared.call, budget_s,
+                        min_warmup=WARMUP_CALLS if first else ROUND_WARMUP_CALLS,
+                        warmup_s=WARMUP_S if first else ROUND_WARMUP_S,
+                        min_calls=MIN_CALLS_PER_ROUND, max_calls=MAX_CALLS_PER_ROUND)
+                    rounds += 1
+                    print(json.dumps({"loads_ms": loads, "samples_ms": timing.samples_ms, "warmup": warmup}),
+                          flush=True)
+                elif command == "done" or not command:  # "" when the parent is gone
+                    # The output after all the timed calls must still be right.
+                    error = _common.max_rel_err(prepared.output().clone(), expected)
+                    print(json.dumps({"max_rel_err_after_timing": error}), flush=True)
+                    break
+                else:
+                    raise ValueError(f"unknown command {command!r}")
+        finally:
+            shutil.rmtree(cache_dir, ignore_errors=True)
+    return 0
 
 
 # ---------------------------------------------------------------------------- parent
 
 
-def run_child(model_name: str, engine: str, args: argparse.Namespace) -> Dict[str, Any]:
-    command = [sys.executable, os.path.abspath(__file__), "--child", model_name, engine,
-               "--budget", str(args.budget), "--loads", str(args.loads)]
-    env = dict(os.environ)
-    if engine == "eager":
-        env.pop("OMP_WAIT_POLICY", None)  # torch's defaults for eager
-    log_path = WORK_DIR / f"{model_name}_{engine}.log"
-    start = time.perf_counter()
-    completed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
-    elapsed = time.perf_counter() - start
-    log_path.write_text(completed.stderr)
-    result = None
-    for line in reversed(completed.stdout.splitlines()):
-        if line.startswith("{"):
-            result = json.loads(line)
-            break
-    if completed.returncode != 0 or result is None:
-        tail = "\n".join(completed.stderr.splitlines()[-15:])
-        logger.error("%s %s failed (exit %d) after %.1f s; log %s:\n%s", model_name, engine,
-                     completed.returncode, elapsed, log_path, tail)
-        return {"model": model_name, "engine": engine, "error": tail or f"exit {completed.returncode}",
-                "process_s": elapsed}
-    result["process_s"] = elapsed
-    logger.info("%-11s %-13s median %9.4f ms  (process %.1f s)", model_name, engine,
-                result["latency"]["median_ms"], elapsed)
-    return result
+class ChildFailed(RuntimeError):
+    pass
+
+
+class Child:
+    """The parent's handle on one configuration's process."""
+
+    def __init__(self, model_name: str, engine: str, args: argparse.Namespace):
+        self.model_name, self.engine = model_name, engine
+        self.log_path = WORK_DIR / f"{model_name}_{engine}.log"
+        command = [sys.executable, os.path.abspath(__file__), "--child", model_name, engine,
+                   "--budget", str(args.budget / args.rounds), "--loads-per-round", str(args.loads_per_round)]
+        env = dict(os.environ)
+        if engine == "eager":
+            env.pop("OMP_WAIT_POLICY", None)  # torch's defaults for eager
+        self.log = open(self.log_path, "w")
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=self.log, text=True)
+        self.result: Dict[str, Any] = {"model": model_name, "engine": engine}
+        self.samples: List[float] = []
+        self.round_medians: List[float] = []
+        self.warmup = 0
+        self.loads: Dict[str, List[float]] = {}
+
+    def ask(self, command: Optional[str]) -> Dict[str, Any]:
+        """Sends `command` (None: nothing) and returns the child's next JSON line."""
+        if command is not None:
+            self.process.stdin.write(command + "\n")
+            self.process.stdin.flush()
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                self.process.wait(timeout=CHILD_TIMEOUT_S)
+                self.log.flush()
+                tail = "\n".join(self.log_path.read_text().splitlines()[-15:])
+                raise ChildFailed(f"exit {self.process.returncode}; end of {self.log_path}:\n{tail}")
+            if line.startswith("{"):
+                return json.loads(line)
+
+    def fail(self, error: Exception) -> None:
+        logger.error("%s %s failed: %s", self.model_name, self.engine, error)
+        self.result["error"] = str(error)
+        self.close()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+
+    @property
+    def ok(self) -> bool:
+        return "error" not in self.result
+
+
+def run_model(model_name: str, engines: List[str], args: argparse.Namespace) -> Dict[str, Dict[str, Any]]:
+    children: List[Child] = []
+    for engine in engines:
+        child_ = Child(model_name, engine, args)
+        children.append(child_)
+        try:
+            ready = child_.ask(None)
+            ready.pop("ready", None)
+            child_.result.update(ready)
+            logger.info("%-11s %-13s ready after %.1f s", model_name, engine, time.perf_counter() - child_.started)
+        except ChildFailed as error:
+            child_.fail(error)
+
+    for round_index in range(args.rounds):
+        live = [c for c in children if c.ok]
+        shift = round_index % len(live) if live else 0
+        for child_ in live[shift:] + live[:shift]:
+            try:
+                reply = child_.ask("round")
+            except ChildFailed as error:
+                child_.fail(error)
+                continue
+            child_.samples += reply["samples_ms"]
+            child_.round_medians.append(statistics.median(reply["samples_ms"]))
+            child_.warmup += reply["warmup"]
+            for kind, elapsed in reply["loads_ms"].items():
+                child_.loads.setdefault(kind, []).extend(elapsed)
+        logger.info("%s round %d/%d: %s", model_name, round_index + 1, args.rounds,
+                    ", ".join(f"{c.engine} {c.round_medians[-1]:.4g}" for c in children if c.ok))
+
+    for child_ in children:
+        if child_.ok:
+            try:
+                child_.result.update(child_.ask("done"))
+            except ChildFailed as error:
+                child_.fail(error)
+    results = {}
+    for child_ in children:
+        if child_.ok:
+            try:
+                child_.process.wait(timeout=CHILD_TIMEOUT_S)
+                timing = _common.Timing(child_.samples)
+                child_.result["latency"] = {**timing.summary(), "warmup_calls": child_.warmup,
+                                            "round_medians_ms": child_.round_medians}
+                for kind, samples in child_.loads.items():
+                    child_.result[kind] = {"median_ms": statistics.median(samples), "samples_ms": samples}
+                child_.result["process_s"] = time.perf_counter() - child_.started
+            except (ChildFailed, subprocess.TimeoutExpired) as error:
+                child_.fail(error)
+        child_.close()
+        results[child_.engine] = child_.result
+    return results
 
 
 def cpu_flags() -> str:
@@ -385,13 +506,14 @@ def figure(results: Dict[str, Dict[str, Any]], engine: str, *keys: str) -> Optio
 
 def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], args: argparse.Namespace,
            loads: Tuple[str, str], wall_s: float) -> Dict[str, Any]:
-    envs = [r["environment"] for per_model in all_results.values() for r in per_model.values()
-            if "environment" in r]
-    env = dict(envs[0]) if envs else {}
-    threads = {"eager_torch_threads": None, "executorch_threadpool_threads": None,
-               "openvino_properties": None}
+    """Prints the tables; returns the environment, thread settings and ratios for the JSON."""
+    env: Dict[str, Any] = {}
+    threads: Dict[str, Any] = {"eager_torch_threads": None, "executorch_threadpool_threads": None,
+                               "openvino_properties": {}}
     for per_model in all_results.values():
         for engine, result in per_model.items():
+            if "environment" in result and (not env or engine != "eager"):
+                env = dict(result["environment"])
             if engine == "eager" and "environment" in result:
                 threads["eager_torch_threads"] = result["environment"]["torch_num_threads"]
                 threads["eager_OMP_WAIT_POLICY"] = result["environment"]["OMP_WAIT_POLICY"]
@@ -400,22 +522,22 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], args: argparse.Nam
             if engine == "openvino-f32" and "openvino_properties" in result:
                 threads["openvino_properties"] = result["openvino_properties"]
 
-    ov_props = threads["openvino_properties"] or {}
+    ov_props = threads["openvino_properties"]
     print(f"\nPer-call latency: eager PyTorch, XNNPACK, our delegate and OpenVINO alone "
-          f"({'quick run, ' if args.quick else ''}budget {args.budget:g} s of timed calls per configuration, "
-          f"each in its own process)")
-    print(f"CPU: {env.get('cpu', _common.cpu_model())} ({env.get('cores', os.cpu_count())} cores); "
-          f"OpenVINO {env.get('openvino')}, torch {env.get('torch')}, ExecuTorch {env.get('executorch')}, "
-          f"executorch-openvino {env.get('executorch_openvino')}; CPU flags: {cpu_flags()}")
-    print("threads: ExecuTorch and OpenVINO processes set OMP_WAIT_POLICY=PASSIVE and "
-          "torch.set_num_threads(1) (torch only converts inputs/outputs); "
+          f"({'quick run: ' if args.quick else ''}{args.budget:g} s of timed calls per configuration in "
+          f"{args.rounds} interleaved rounds, each configuration in its own process)")
+    print(f"CPU: {env.get('cpu', _common.cpu_model())} ({env.get('cores', os.cpu_count())} cores; "
+          f"flags {cpu_flags()}); OpenVINO {env.get('openvino')}, torch {env.get('torch')}, "
+          f"ExecuTorch {env.get('executorch')}, executorch-openvino {env.get('executorch_openvino')}")
+    print("threads: ExecuTorch and OpenVINO processes: OMP_WAIT_POLICY=PASSIVE, torch.set_num_threads(1) "
+          "(torch only converts inputs/outputs); "
           f"XNNPACK: ExecuTorch threadpool of {threads['executorch_threadpool_threads']}; "
-          f"OpenVINO (as compiled alone; ours gets the same configuration): "
+          f"OpenVINO (ours gets the configuration OpenVINO alone is compiled with): "
           f"PERFORMANCE_HINT={ov_props.get('PERFORMANCE_HINT', '?')}, "
           f"NUM_STREAMS={ov_props.get('NUM_STREAMS', '?')}, "
           f"INFERENCE_NUM_THREADS={ov_props.get('INFERENCE_NUM_THREADS', '?')}; "
           + ("eager: not run" if threads["eager_torch_threads"] is None else
-             f"eager: torch default threads ({threads['eager_torch_threads']}), "
+             f"eager: torch's default threads ({threads['eager_torch_threads']}), "
              f"OMP_WAIT_POLICY {threads.get('eager_OMP_WAIT_POLICY', '?')}"))
     print(f"load average (1, 5, 15 min): {loads[0]} at start, {loads[1]} at end; run took {wall_s / 60:.1f} min\n")
 
@@ -423,59 +545,63 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], args: argparse.Nam
     for model_name, per_model in all_results.items():
         for engine, result in per_model.items():
             if "error" in result:
-                rows.append([model_name, engine, "failed", "", "", "", ""])
+                rows.append([model_name, engine, "failed", "", "", "", "", ""])
                 continue
             latency = result["latency"]
+            medians = latency["round_medians_ms"]
             rows.append([model_name, engine, latency["median_ms"], latency["p10_ms"], latency["p90_ms"],
-                         latency["calls"], f"{result['max_rel_err']:.1e}"])
-    _common.print_table(["model", "engine", "median ms", "p10 ms", "p90 ms", "calls", "max rel err"], rows)
+                         f"{min(medians):.4g}-{max(medians):.4g}", latency["calls"],
+                         f"{max(result['max_rel_err'], result.get('max_rel_err_after_timing', 0.0)):.1e}"])
+    _common.print_table(["model", "engine", "median ms", "p10 ms", "p90 ms", "round medians ms", "calls",
+                         "max rel err"], rows)
 
     derived: Dict[str, Dict[str, Any]] = {}
     ratio_rows, load_rows = [], []
     for model_name, per_model in all_results.items():
         med = {engine: figure(per_model, engine, "latency", "median_ms") for engine in ENGINES}
-        extra_f32 = None if med["ours-f32"] is None or med["openvino-f32"] is None else \
-            (med["ours-f32"] - med["openvino-f32"]) * 1000
-        extra_bf16 = None if med["ours-bf16"] is None or med["openvino-bf16"] is None else \
-            (med["ours-bf16"] - med["openvino-bf16"]) * 1000
+
+        def extra_us(precision: str) -> Optional[float]:
+            ours, alone = med[f"ours-{precision}"], med[f"openvino-{precision}"]
+            return None if ours is None or alone is None else (ours - alone) * 1000
+
         d = derived[model_name] = {
             "ours_over_openvino_f32": ratio(med["ours-f32"], med["openvino-f32"]),
             "ours_over_openvino_bf16": ratio(med["ours-bf16"], med["openvino-bf16"]),
             "ours_f32_over_xnnpack": ratio(med["ours-f32"], med["xnnpack"]),
             "ours_f32_over_eager": ratio(med["ours-f32"], med["eager"]),
-            "ours_minus_openvino_f32_us": extra_f32,
-            "ours_minus_openvino_bf16_us": extra_bf16,
+            "ours_minus_openvino_f32_us": extra_us("f32"),
+            "ours_minus_openvino_bf16_us": extra_us("bf16"),
         }
         ratio_rows.append([model_name, d["ours_over_openvino_f32"], d["ours_over_openvino_bf16"],
                            d["ours_f32_over_xnnpack"], d["ours_f32_over_eager"],
-                           "-" if extra_f32 is None else f"{extra_f32:+.1f}",
-                           "-" if extra_bf16 is None else f"{extra_bf16:+.1f}"])
-
-        load = {engine: figure(per_model, engine, "load", "median_ms") for engine in ("ours-f32", "openvino-f32")}
-        cached = {engine: figure(per_model, engine, "cached_load", "median_ms")
-                  for engine in ("ours-f32", "openvino-f32")}
-        read_ir = figure(per_model, "openvino-f32", "read_ir_load", "median_ms")
-        d.update({
-            "load_ours_over_openvino_f32": ratio(load["ours-f32"], load["openvino-f32"]),
-            "load_ours_over_openvino_read_ir_f32": ratio(load["ours-f32"], read_ir),
-            "cached_load_ours_over_openvino_f32": ratio(cached["ours-f32"], cached["openvino-f32"]),
-        })
-
-        def kib(engine: str) -> str:
-            size = figure(per_model, engine, "pte_bytes")
-            return "-" if size is None else f"{size / 1024:.1f}"
+                           *("-" if extra is None else f"{extra:+.1f}" for extra in (extra_us("f32"), extra_us("bf16")))])
 
         def value(engine: str, *keys: str) -> Any:
             found = figure(per_model, engine, *keys)
             return "-" if found is None else found
 
+        def kib(engine: str) -> str:
+            size = figure(per_model, engine, "pte_bytes")
+            return "-" if size is None else f"{size / 1024:.1f}"
+
+        load = {e: figure(per_model, e, "load", "median_ms") for e in ("ours-f32", "openvino-f32")}
+        cached = {e: figure(per_model, e, "cached_load", "median_ms") for e in ("ours-f32", "openvino-f32")}
+        d.update({
+            "load_ours_over_openvino_f32": ratio(load["ours-f32"], load["openvino-f32"]),
+            "load_ours_over_openvino_read_ir_f32": ratio(load["ours-f32"],
+                                                         figure(per_model, "openvino-f32", "read_ir_load", "median_ms")),
+            "cached_load_ours_over_openvino_f32": ratio(cached["ours-f32"], cached["openvino-f32"]),
+            "cached_load_ours_over_openvino_read_ir_f32": ratio(
+                cached["ours-f32"], figure(per_model, "openvino-f32", "read_ir_cached_load", "median_ms")),
+        })
         load_rows.append([
             model_name, value("xnnpack", "lowering_s"), value("ours-f32", "lowering_s"),
-            value("xnnpack", "load", "median_ms"),
-            value("ours-f32", "load", "median_ms"), value("openvino-f32", "load", "median_ms"),
-            d["load_ours_over_openvino_f32"], "-" if read_ir is None else read_ir,
+            value("xnnpack", "load", "median_ms"), value("ours-f32", "load", "median_ms"),
+            value("openvino-f32", "load", "median_ms"), d["load_ours_over_openvino_f32"],
+            value("openvino-f32", "read_ir_load", "median_ms"),
             value("ours-f32", "cached_load", "median_ms"), value("openvino-f32", "cached_load", "median_ms"),
-            d["cached_load_ours_over_openvino_f32"], kib("xnnpack"), kib("ours-f32"),
+            d["cached_load_ours_over_openvino_f32"], value("openvino-f32", "read_ir_cached_load", "median_ms"),
+            kib("xnnpack"), kib("ours-f32"),
         ])
 
     print("\nRatios of medians (below 1: ours faster). ours/OV: our .pte against OpenVINO alone at the "
@@ -484,13 +610,15 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], args: argparse.Nam
     _common.print_table(["model", "ours/OV f32", "ours/OV bf16", "ours/XNNPACK", "ours/eager",
                          "ours-OV us f32", "ours-OV us bf16"], ratio_rows)
 
-    print(f"\nLowering (s, export + lower + to_executorch), load (ms, median of {args.loads} after one "
-          "untimed; ours and XNN: load_program + load_method, OV: compile_model + create_infer_request of the "
-          "same openvino.Model;\nOV read+load: read_model of its IR from memory first, as our runtime "
-          "does), cached load (ms, from a cache the first load wrote: our cache_dir, OpenVINO's CACHE_DIR), "
-          ".pte size (KiB); f32 (target: ours/OV <= 1.10)")
+    print(f"\nf32. Lowering (s): export + lower + to_executorch. Load (ms, median of {args.rounds} rounds x "
+          f"{args.loads_per_round}): "
+          ".pte: load_program + load_method; OV: compile_model +\ncreate_infer_request of the same "
+          "openvino.Model; OV read+load: read_model of its IR from memory first, as our runtime does. "
+          "Cached: from the cache a first load wrote\n(our cache_dir, OpenVINO's CACHE_DIR; OV read+cached: "
+          "read_model first). ours/OV target <= 1.10. Size: .pte, KiB.")
     _common.print_table(["model", "lower XNN s", "lower ours s", "load XNN", "load ours", "load OV", "ours/OV",
-                         "OV read+load", "cached ours", "cached OV", "ours/OV", "XNN KiB", "ours KiB"],
+                         "OV read+load", "cached ours", "cached OV", "ours/OV", "OV read+cached", "XNN KiB",
+                         "ours KiB"],
                         load_rows)
     return {"environment": env, "threads": threads, "derived": derived}
 
@@ -501,26 +629,26 @@ def parent(args: argparse.Namespace) -> int:
     logger.info("load average at start: %s; CPU %s", load_at_start, _common.cpu_model())
     all_results: Dict[str, Dict[str, Dict[str, Any]]] = {}
     for model_name in args.models:
-        all_results[model_name] = {}
-        for engine in args.engines:
-            if model_name not in ONLY_FOR.get(engine, (model_name,)):
-                continue
-            all_results[model_name][engine] = run_child(model_name, engine, args)
+        engines = [e for e in args.engines if model_name in ONLY_FOR.get(e, (model_name,))]
+        all_results[model_name] = run_model(model_name, engines, args)
     wall_s = time.perf_counter() - started
-    summary = report(all_results, args, (load_at_start, load_average()), wall_s)
+    load_at_end = load_average()
+    summary = report(all_results, args, (load_at_start, load_at_end), wall_s)
     failed = [f"{m} {e}" for m, per_model in all_results.items() for e, r in per_model.items() if "error" in r]
     RESULTS.write_text(json.dumps({
         **summary,
-        "command": " ".join([os.path.basename(sys.executable), *sys.argv]),
-        "method": {"budget_s": args.budget, "loads": args.loads, "warmup_calls": WARMUP_CALLS,
-                   "warmup_s": WARMUP_S, "quick": args.quick},
+        "command": " ".join(["python", os.path.relpath(__file__), *sys.argv[1:]]),
+        "method": {"budget_s": args.budget, "rounds": args.rounds, "loads_per_round": args.loads_per_round,
+                   "warmup_calls": WARMUP_CALLS,
+                   "warmup_s": WARMUP_S, "round_warmup_calls": ROUND_WARMUP_CALLS,
+                   "round_warmup_s": ROUND_WARMUP_S, "quick": args.quick},
         "models": {name: MODELS[name][0] for name in args.models},
-        "load_average": {"start": load_at_start, "end": load_average()},
+        "load_average": {"start": load_at_start, "end": load_at_end},
         "wall_s": wall_s,
         "results": all_results,
         "failed": failed,
     }, indent=2) + "\n")
-    logger.info("wrote %s in %.1f min", RESULTS, wall_s / 60)
+    logger.info("wrote %s; the run took %.1f min", RESULTS, wall_s / 60)
     if failed:
         print(f"\nfailed: {', '.join(failed)} (logs in {WORK_DIR})")
     return 1 if failed else 0
@@ -529,23 +657,27 @@ def parent(args: argparse.Namespace) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help=f"{QUICK_BUDGET_S:g} s of timed calls and {QUICK_LOADS} timed loads per configuration")
+                        help=f"{QUICK_BUDGET_S:g} s of timed calls in {QUICK_ROUNDS} rounds per configuration")
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
-    parser.add_argument("--budget", type=float, help="seconds of timed calls per configuration")
-    parser.add_argument("--loads", type=int, help="timed loads per configuration")
+    parser.add_argument("--budget", type=float,
+                        help=f"seconds of timed calls per configuration, over all rounds (default {BUDGET_S:g})")
+    parser.add_argument("--rounds", type=int, help=f"interleaved rounds (default {ROUNDS})")
+    parser.add_argument("--loads-per-round", type=int,
+                        help=f"timed loads of each kind per round (default {LOADS_PER_ROUND})")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "ENGINE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.budget is None:
         args.budget = QUICK_BUDGET_S if args.quick else BUDGET_S
-    if args.loads is None:
-        args.loads = QUICK_LOADS if args.quick else LOADS
+    if args.rounds is None:
+        args.rounds = QUICK_ROUNDS if args.quick else ROUNDS
+    if args.loads_per_round is None:
+        args.loads_per_round = QUICK_LOADS_PER_ROUND if args.quick else LOADS_PER_ROUND
     _common.setup_logging()
     if args.child:
-        model_name, engine = args.child
         WORK_DIR.mkdir(parents=True, exist_ok=True)
-        print(json.dumps(child(model_name, engine, args.budget, args.loads)), flush=True)
-        return 0
+        # --budget is the child's per-round budget
+        return child(*args.child, budget_s=args.budget, loads_per_round=args.loads_per_round)
     return parent(args)
 
 
