@@ -5,16 +5,17 @@ from __future__ import annotations
 import os
 import struct
 import tempfile
+import zlib
 from dataclasses import dataclass
 
 import openvino as ov
 
 MAGIC = b"ETOVBLOB"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 HEADER_SIZE = 96
 VERSION_FIELD_SIZE = 48
 ALIGNMENT = 64
-_HEADER = struct.Struct(f"<8sII{VERSION_FIELD_SIZE}sQQ16s")
+_HEADER = struct.Struct(f"<8sII{VERSION_FIELD_SIZE}sQQI12s")
 assert _HEADER.size == HEADER_SIZE
 
 
@@ -40,11 +41,17 @@ def serialize_ir(model: ov.Model) -> tuple:
             return xml.read(), weights.read()
 
 
+def checksum(xml: bytes, weights: bytes) -> int:
+    """CRC-32 of the XML followed by the weights, as the runtime checks it."""
+    return zlib.crc32(weights, zlib.crc32(xml))
+
+
 def write_blob(model: ov.Model) -> bytes:
     """Serializes `model` behind our header."""
     xml, weights = serialize_ir(model)
     version = ov.get_version().encode("ascii", "replace")[: VERSION_FIELD_SIZE - 1]
-    header = _HEADER.pack(MAGIC, FORMAT_VERSION, HEADER_SIZE, version, len(xml), len(weights), b"")
+    header = _HEADER.pack(MAGIC, FORMAT_VERSION, HEADER_SIZE, version, len(xml), len(weights),
+                          checksum(xml, weights), b"")
     weights_offset = _aligned(HEADER_SIZE + len(xml))
     padding = b"\0" * (weights_offset - HEADER_SIZE - len(xml))
     return header + xml + padding + weights
@@ -54,7 +61,7 @@ def read_blob(data: bytes) -> Blob:
     """Parses a blob; raises ValueError on anything the runtime would refuse."""
     if len(data) < HEADER_SIZE:
         raise ValueError(f"OpenVINO blob of {len(data)} bytes is shorter than its header")
-    magic, version, header_size, writer, xml_size, weights_size, _ = _HEADER.unpack_from(data)
+    magic, version, header_size, writer, xml_size, weights_size, crc, _ = _HEADER.unpack_from(data)
     if magic != MAGIC:
         raise ValueError("not an executorch_openvino blob: bad magic")
     if version != FORMAT_VERSION or header_size != HEADER_SIZE:
@@ -62,9 +69,12 @@ def read_blob(data: bytes) -> Blob:
     weights_offset = _aligned(HEADER_SIZE + xml_size)
     if xml_size == 0 or weights_offset + weights_size > len(data):
         raise ValueError("OpenVINO blob sizes do not fit the data")
-    return Blob(
+    blob = Blob(
         format_version=version,
         openvino_version=writer.rstrip(b"\0").decode("ascii"),
         ir_xml=bytes(data[HEADER_SIZE : HEADER_SIZE + xml_size]),
         ir_weights=bytes(data[weights_offset : weights_offset + weights_size]),
     )
+    if checksum(blob.ir_xml, blob.ir_weights) != crc:
+        raise ValueError("OpenVINO blob checksum does not match: the blob is damaged")
+    return blob

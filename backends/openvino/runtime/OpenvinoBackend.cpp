@@ -73,6 +73,20 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,
                              const_cast<uint8_t*>(blob->ir_weights));
     std::shared_ptr<ov::Model> model = core.read_model(std::string(blob->ir_xml), weights);
     delegate->compiled = core.compile_model(model, options.device, compile_config(options));
+    // A port without an element type can never be bound (and creating a request
+    // for it leaks inside the CPU plugin): only a damaged blob has one.
+    for (const auto& port : delegate->compiled.inputs()) {
+      if (port.get_element_type().is_dynamic()) {
+        ET_LOG(Error, "OpenVINO blob: an input has no element type; the blob is damaged");
+        return Error::InvalidArgument;
+      }
+    }
+    for (const auto& port : delegate->compiled.outputs()) {
+      if (port.get_element_type().is_dynamic()) {
+        ET_LOG(Error, "OpenVINO blob: an output has no element type; the blob is damaged");
+        return Error::InvalidArgument;
+      }
+    }
     delegate->request = delegate->compiled.create_infer_request();
     const auto& inputs = delegate->compiled.inputs();
     delegate->inputs.reserve(inputs.size());

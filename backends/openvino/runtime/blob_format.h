@@ -9,7 +9,10 @@
  *       16    48  OpenVINO version that wrote the blob, ASCII, NUL-padded
  *       64     8  IR XML size, uint64 LE
  *       72     8  IR weights size, uint64 LE
- *       80    16  reserved, zero
+ *       80     4  CRC-32 (IEEE, as zlib.crc32) of the IR XML followed by the IR
+ *                 weights, uint32 LE: a damaged program fails to load instead of
+ *                 computing with damaged weights
+ *       84    12  reserved, zero
  *       96        IR XML text (not NUL-terminated)
  *                 padding to a multiple of kBlobAlignment from the blob start
  *                 IR weights (the .bin of the IR)
@@ -19,8 +22,10 @@
  * IR compiles on every release and CPU we support. OpenVINO's model cache
  * (cache_dir) makes later loads fast.
  *
- * A reader refuses a version it does not know, and checks every size against the
- * buffer before touching the bytes it describes.
+ * A reader refuses a version it does not know, checks every size against the
+ * buffer before touching the bytes it describes, and checks the CRC.
+ *
+ * Version history: 1 had no CRC (bytes 80-95 reserved); 2 adds it.
  */
 #pragma once
 
@@ -30,7 +35,7 @@
 namespace executorch_openvino {
 
 inline constexpr char kBlobMagic[8] = {'E', 'T', 'O', 'V', 'B', 'L', 'O', 'B'};
-inline constexpr uint32_t kBlobFormatVersion = 1;
+inline constexpr uint32_t kBlobFormatVersion = 2;
 inline constexpr uint32_t kBlobHeaderSize = 96;
 inline constexpr size_t kBlobVersionFieldSize = 48;
 inline constexpr size_t kBlobAlignment = 64;

@@ -37,7 +37,44 @@ bool align_up(uint64_t value, uint64_t alignment, uint64_t* out) {
   return true;
 }
 
+// Slicing-by-8 tables for the reflected polynomial 0xEDB88320, built at compile time.
+struct Crc32Tables {
+  uint32_t table[8][256] = {};
+  constexpr Crc32Tables() {
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t crc = i;
+      for (int bit = 0; bit < 8; ++bit) {
+        crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+      }
+      table[0][i] = crc;
+    }
+    for (uint32_t i = 0; i < 256; ++i) {
+      for (int slice = 1; slice < 8; ++slice) {
+        table[slice][i] = (table[slice - 1][i] >> 8) ^ table[0][table[slice - 1][i] & 0xFF];
+      }
+    }
+  }
+};
+constexpr Crc32Tables kCrc32;
+
 }  // namespace
+
+uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc) {
+  const auto& t = kCrc32.table;
+  crc = ~crc;
+  while (size >= 8) {
+    const uint32_t low = crc ^ read_le<uint32_t>(data);
+    const uint32_t high = read_le<uint32_t>(data + 4);
+    crc = t[7][low & 0xFF] ^ t[6][(low >> 8) & 0xFF] ^ t[5][(low >> 16) & 0xFF] ^ t[4][low >> 24] ^
+          t[3][high & 0xFF] ^ t[2][(high >> 8) & 0xFF] ^ t[1][(high >> 16) & 0xFF] ^ t[0][high >> 24];
+    data += 8;
+    size -= 8;
+  }
+  while (size-- > 0) {
+    crc = (crc >> 8) ^ t[0][(crc ^ *data++) & 0xFF];
+  }
+  return ~crc;
+}
 
 Result<BlobView> parse_blob(const void* data, size_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);
@@ -59,9 +96,13 @@ Result<BlobView> parse_blob(const void* data, size_t size) {
     return Error::DelegateInvalidCompatibility;
   }
   const uint32_t header_size = read_le<uint32_t>(bytes + 12);
-  if (header_size != kBlobHeaderSize || size < header_size) {
-    ET_LOG(Error, "OpenVINO blob: header size %u does not match version %u (%u) or the blob size %zu",
-           header_size, view.format_version, kBlobHeaderSize, size);
+  if (size < kBlobHeaderSize) {
+    ET_LOG(Error, "OpenVINO blob: %zu bytes is shorter than the %u-byte header", size, kBlobHeaderSize);
+    return Error::InvalidArgument;
+  }
+  if (header_size != kBlobHeaderSize) {
+    ET_LOG(Error, "OpenVINO blob: header size %u is not the %u bytes of format version %u",
+           header_size, kBlobHeaderSize, view.format_version);
     return Error::InvalidArgument;
   }
   const char* version = reinterpret_cast<const char*>(bytes + 16);
@@ -85,6 +126,13 @@ Result<BlobView> parse_blob(const void* data, size_t size) {
   view.ir_xml = std::string_view(reinterpret_cast<const char*>(bytes + header_size), xml_size);
   view.ir_weights = bytes + weights_offset;
   view.ir_weights_size = weights_size;
+  const uint32_t stored_crc = read_le<uint32_t>(bytes + 80);
+  const uint32_t crc = crc32(view.ir_weights, weights_size, crc32(bytes + header_size, xml_size));
+  if (crc != stored_crc) {
+    ET_LOG(Error, "OpenVINO blob: checksum %08x does not match the stored %08x; the program is damaged",
+           crc, stored_crc);
+    return Error::InvalidArgument;
+  }
   return view;
 }
 

@@ -3,6 +3,10 @@ import logging
 import pytest
 import torch
 
+# Imported first: pytest would otherwise take backends/openvino/__init__.py, the
+# source folder, for a module named openvino when a lone test file imports neither.
+import executorch_openvino  # noqa: F401
+
 
 @pytest.fixture(autouse=True)
 def _seed():

@@ -14,6 +14,15 @@ class AddOne(torch.nn.Module):
         return x + 1
 
 
+class WithWeights(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
 def _truncate(blob):
     return blob[: len(blob) // 2]
 
@@ -34,6 +43,10 @@ def _header_only(blob):
     return blob[:10]
 
 
+def _flip_a_weight_bit(blob):
+    return blob[:-1] + bytes([blob[-1] ^ 0x01])
+
+
 @pytest.mark.parametrize(
     "tamper, log_text",
     [
@@ -42,13 +55,14 @@ def _header_only(blob):
         (_future_version, "format version 99"),
         (_huge_xml_size, "IR XML size"),
         (_header_only, "too short"),
+        (_flip_a_weight_bit, "checksum"),
     ],
-    ids=["truncated", "bad_magic", "future_version", "huge_xml_size", "ten_bytes"],
+    ids=["truncated", "bad_magic", "future_version", "huge_xml_size", "ten_bytes", "weight_bit_flipped"],
 )
 def test_damaged_blob_fails_to_load_with_a_log_line(tamper, log_text, tmp_path, monkeypatch, capfd):
     write_blob = executorch_openvino.preprocess.write_blob
     monkeypatch.setattr(executorch_openvino.preprocess, "write_blob", lambda model: tamper(write_blob(model)))
-    lowered = lower(AddOne(), (torch.randn(2, 3),), tmp_path)
+    lowered = lower(WithWeights(), (torch.randn(2, 3),), tmp_path)
     with pytest.raises(RuntimeError):
         lowered.load_method()
     assert log_text in capfd.readouterr().err

@@ -219,6 +219,10 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
   }
   put_le64(header.data() + 64, xml.size());
   put_le64(header.data() + 72, weights.size());
+  // A matching checksum, so that the damage reaches OpenVINO's IR reader.
+  const uint32_t crc = executorch_openvino::crc32(weights.data(), weights.size(),
+                                                  executorch_openvino::crc32(xml.data(), xml.size()));
+  for (int i = 0; i < 4; ++i) header[80 + i] = static_cast<uint8_t>(crc >> (8 * i));
   std::memset(data, 0, total);
   std::memcpy(data, header.data(), header.size());
   std::memcpy(data + header.size(), xml.data(), xml.size());
