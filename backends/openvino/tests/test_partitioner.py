@@ -1,5 +1,6 @@
 """What the partitioner hands to OpenVINO and what it keeps on the CPU."""
 
+import pytest
 import torch
 
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs
@@ -64,3 +65,16 @@ def test_device_defaults_to_cpu_in_the_delegation_spec():
     partitioner = OpenvinoPartitioner()
     assert partitioner.options.device == "CPU"
     assert [(spec.key, spec.value) for spec in partitioner.delegation_spec.compile_specs] == [("device", b"CPU")]
+
+
+def test_lowering_for_a_device_missing_here_warns_and_the_load_fails_clearly(tmp_path, caplog, capfd):
+    import openvino as ov
+
+    if any(device.startswith("NPU") for device in ov.Core().available_devices):
+        pytest.skip("this machine has an NPU: the missing-device path cannot be shown with it")
+    lowered = lower(MulThenAdd(), (torch.randn(4, 4),), tmp_path,
+                    compile_specs=openvino_compile_specs(device="NPU"))
+    assert "OpenVINO device NPU is not on this machine" in caplog.text
+    with pytest.raises(RuntimeError):
+        lowered.load_method()
+    assert "compiling for device NPU failed" in capfd.readouterr().err

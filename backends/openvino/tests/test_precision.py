@@ -128,7 +128,23 @@ def test_load_time_override_refuses_a_bad_precision(reset_runtime_options):
     assert library.etov_set_load_option(b"unknown_option", b"x") != 0
 
 
-@pytest.mark.skip(reason="no GPU on this machine: OpenVINO's GPU default (f16) and the f32 opt-in "
-                         "cannot be checked here")
-def test_gpu_keeps_openvino_default_precision_unless_set():
-    pass
+def _needs_gpu():
+    if not any(device.startswith("GPU") for device in ov.Core().available_devices):
+        pytest.skip("no GPU on this machine: OpenVINO's GPU default precision and the f32 opt-in "
+                    "cannot be checked here")
+
+
+def test_gpu_keeps_openvino_default_precision_unless_set(tmp_path, capfd):
+    _needs_gpu()
+    model = Addmm().eval()
+    lower(model, _addmm_inputs()[0], tmp_path, compile_specs=openvino_compile_specs(device="GPU")).load_method()
+    assert "at inference precision f16" in capfd.readouterr().err
+
+
+def test_gpu_computes_in_float32_when_asked(tmp_path):
+    _needs_gpu()
+    model = Addmm().eval()
+    method = lower(model, _addmm_inputs()[0], tmp_path,
+                   compile_specs=openvino_compile_specs(device="GPU", inference_precision="f32")).load_method()
+    for inputs in _addmm_inputs():
+        assert _relative_error(run(method, inputs)[0], eager(model, inputs)[0]) < 1e-4
