@@ -71,8 +71,10 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,
     // The weights tensor borrows the blob's memory, which the delegate keeps.
     const ov::Tensor weights(ov::element::u8, ov::Shape{blob->ir_weights_size},
                              const_cast<uint8_t*>(blob->ir_weights));
-    std::shared_ptr<ov::Model> model = core.read_model(std::string(blob->ir_xml), weights);
-    delegate->compiled = core.compile_model(model, options.device, compile_config(options));
+    // Compiling from the IR text lets OpenVINO's model cache (cache_dir) import a
+    // cached model without reading the IR first.
+    delegate->compiled =
+        core.compile_model(std::string(blob->ir_xml), weights, options.device, compile_config(options));
     // A port without an element type can never be bound (and creating a request
     // for it leaks inside the CPU plugin): only a damaged blob has one.
     for (const auto& port : delegate->compiled.inputs()) {
