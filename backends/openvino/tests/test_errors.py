@@ -87,3 +87,25 @@ def test_input_of_wrong_shape_is_refused_and_the_method_still_works(tmp_path):
         method.execute([torch.randn(4, 5)])
     good = (torch.randn(2, 3),)
     assert_close(run(method, good), eager(model, good))
+
+
+def test_input_beyond_its_dynamic_bound_is_refused_untouched_and_the_method_still_works(tmp_path):
+    model = AddOne()
+    rows = torch.export.Dim("rows", min=2, max=8)
+    method = lower(model, (torch.randn(4, 3),), tmp_path, dynamic_shapes=({0: rows},)).load_method()
+    too_big = torch.randn(9, 3)
+    kept = too_big.clone()
+    with pytest.raises(RuntimeError):
+        method.execute([too_big])
+    assert torch.equal(too_big, kept), "a refused input was modified"
+    good = (torch.randn(8, 3),)
+    assert_close(run(method, good), eager(model, good))
+
+
+def test_wrong_number_of_inputs_is_refused_and_the_method_still_works(tmp_path):
+    model = AddOne()
+    method = lower(model, (torch.randn(2, 3),), tmp_path).load_method()
+    with pytest.raises((RuntimeError, ValueError, TypeError)):
+        method.execute([torch.randn(2, 3), torch.randn(2, 3)])
+    good = (torch.randn(2, 3),)
+    assert_close(run(method, good), eager(model, good))
