@@ -56,7 +56,6 @@ class BoundTensor {
   bool matches(const executorch::aten::Tensor& tensor) const;
   /// Wraps `tensor`'s memory in an ov::Tensor; no data is copied.
   const ov::Tensor& wrap(const executorch::aten::Tensor& tensor, const ov::element::Type& type);
-  void reset() { data_ = nullptr; }
 
  private:
   void* data_ = nullptr;
