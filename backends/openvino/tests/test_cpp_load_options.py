@@ -18,19 +18,11 @@ import pytest
 import torch
 
 from cpp_build import cpp_programs
+from cpp_programs import LinearRelu
 from harness import lower
 from executorch_openvino import openvino_compile_specs
 
 OUTPUT_LINE = re.compile(r"^output (\d+) execute (\d+): (\w+) \[([\d, ]*)\] =(.*)$")
-
-
-class LinearRelu(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(64, 64)
-
-    def forward(self, x):
-        return torch.relu(self.linear(x))
 
 
 def runner_input(shape: Sequence[int], index: int = 0, execute: int = 0) -> torch.Tensor:
