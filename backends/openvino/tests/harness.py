@@ -77,7 +77,11 @@ def lower(
     exported = torch.export.export(module, example_inputs, dynamic_shapes=dynamic_shapes)
     partitioner = partitioner or OpenvinoPartitioner(compile_specs)
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], compile_config=edge_compile_config)
-    manager = edge.to_executorch()
+    return _saved(edge.to_executorch(), tmp_path, name)
+
+
+def _saved(manager: ExecutorchProgramManager, tmp_path: Path, name: str) -> LoweredProgram:
+    """Writes the program to `name`.pte, which the tests load from the file."""
     path = tmp_path / f"{name}.pte"
     path.write_bytes(manager.buffer)
     return LoweredProgram(manager, path)
@@ -109,9 +113,7 @@ def lower_whole_program(
     wrapper_shapes = None if dynamic_shapes is None else (tuple(dynamic_shapes),)
     manager = to_edge(torch.export.export(_CallsLowered(lowered), example_inputs,
                                           dynamic_shapes=wrapper_shapes)).to_executorch()
-    path = tmp_path / f"{name}.pte"
-    path.write_bytes(manager.buffer)
-    return LoweredProgram(manager, path)
+    return _saved(manager, tmp_path, name)
 
 
 def run(method: Method, inputs: Inputs) -> List[Any]:
