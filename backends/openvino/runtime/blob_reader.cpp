@@ -5,6 +5,7 @@
 #include <executorch/runtime/platform/log.h>
 
 #include "blob_format.h"
+#include "crc32.h"
 
 namespace executorch_openvino {
 
@@ -37,44 +38,7 @@ bool align_up(uint64_t value, uint64_t alignment, uint64_t* out) {
   return true;
 }
 
-// Slicing-by-8 tables for the reflected polynomial 0xEDB88320, built at compile time.
-struct Crc32Tables {
-  uint32_t table[8][256] = {};
-  constexpr Crc32Tables() {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t crc = i;
-      for (int bit = 0; bit < 8; ++bit) {
-        crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-      }
-      table[0][i] = crc;
-    }
-    for (uint32_t i = 0; i < 256; ++i) {
-      for (int slice = 1; slice < 8; ++slice) {
-        table[slice][i] = (table[slice - 1][i] >> 8) ^ table[0][table[slice - 1][i] & 0xFF];
-      }
-    }
-  }
-};
-constexpr Crc32Tables kCrc32;
-
 }  // namespace
-
-uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc) {
-  const auto& t = kCrc32.table;
-  crc = ~crc;
-  while (size >= 8) {
-    const uint32_t low = crc ^ read_le<uint32_t>(data);
-    const uint32_t high = read_le<uint32_t>(data + 4);
-    crc = t[7][low & 0xFF] ^ t[6][(low >> 8) & 0xFF] ^ t[5][(low >> 16) & 0xFF] ^ t[4][low >> 24] ^
-          t[3][high & 0xFF] ^ t[2][(high >> 8) & 0xFF] ^ t[1][(high >> 16) & 0xFF] ^ t[0][high >> 24];
-    data += 8;
-    size -= 8;
-  }
-  while (size-- > 0) {
-    crc = (crc >> 8) ^ t[0][(crc ^ *data++) & 0xFF];
-  }
-  return ~crc;
-}
 
 Result<BlobView> parse_blob(const void* data, size_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);

@@ -18,10 +18,6 @@ struct BlobView {
   size_t ir_weights_size = 0;
 };
 
-/// CRC-32 (IEEE 802.3, the one zlib.crc32 computes) of `size` bytes, continuing
-/// from `crc` (0 to start).
-uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc = 0);
-
 /// Parses and validates a blob (see blob_format.h). Never reads past `size`;
 /// on a bad blob returns InvalidArgument (or DelegateInvalidCompatibility for a
 /// format version this runtime does not know) after logging what is wrong.

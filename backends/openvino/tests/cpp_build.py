@@ -28,7 +28,7 @@ import pytest
 import executorch_openvino  # noqa: F401,E402
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-TARGETS = ("etov_tensor_binding_test", "etov_load_runner", "etov_blob_driver")
+TARGETS = ("etov_tensor_binding_test", "etov_load_runner", "etov_blob_driver", "etov_crc32_test")
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class CppPrograms:
     tensor_binding_test: Path
     load_runner: Path
     blob_driver: Path
+    crc32_test: Path
 
 
 def _tool(name: str) -> str | None:
@@ -75,7 +76,7 @@ def _build() -> CppPrograms | tuple:
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             return ("fail", f"{' '.join(command)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
-    return CppPrograms(build_dir, build_dir / TARGETS[0], build_dir / TARGETS[1], build_dir / TARGETS[2])
+    return CppPrograms(build_dir, *(build_dir / target for target in TARGETS))
 
 
 def cpp_programs() -> CppPrograms:

@@ -47,6 +47,7 @@
 
 #include "blob_format.h"
 #include "blob_reader.h"
+#include "crc32.h"
 
 extern "C" int etov_registration_status();
 
