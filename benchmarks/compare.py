@@ -74,6 +74,7 @@ if _child_engine(sys.argv) != "eager":
     torch.set_num_threads(1)
 
 import argparse  # noqa: E402
+import atexit  # noqa: E402
 import contextlib  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
@@ -232,7 +233,6 @@ def prepare_pte(model_name: str, engine: str, module: torch.nn.Module, inputs: T
 def prepare_openvino(model_name: str, engine: str, module: torch.nn.Module, inputs: Tuple[torch.Tensor, ...],
                      info: Dict[str, Any], cache_dir: str) -> Prepared:
     """Converts with our conversion (timed), compiles with OpenVINO alone and binds everything once."""
-    import numpy as np
     import openvino as ov
     from executorch.exir import to_edge
     from executorch_openvino import openvino_compile_specs, parse_compile_specs
@@ -255,23 +255,21 @@ def prepare_openvino(model_name: str, engine: str, module: torch.nn.Module, inpu
         compiled = core.compile_model(model, "CPU", config)
         return compiled, compiled.create_infer_request()
 
-    with tempfile.TemporaryDirectory(prefix="compare_ir_") as ir_dir:
-        ov.save_model(model, os.path.join(ir_dir, "model.xml"), compress_to_fp16=False)
-        xml = Path(ir_dir, "model.xml").read_text()
-        weights = ov.Tensor(np.frombuffer(bytearray(Path(ir_dir, "model.bin").read_bytes()), np.uint8),
-                            shared_memory=True)
+    # The same model as IR files on disk, as an OpenVINO application would deploy it:
+    # compile_model from the path reads and parses them, as our runtime reads the .pte.
+    ir_path = WORK_DIR / f"{model_name}_{engine}_ir" / "model.xml"
+    ir_path.parent.mkdir(parents=True, exist_ok=True)
+    ov.save_model(model, str(ir_path), compress_to_fp16=False)
 
-    def read_ir_load() -> Any:
-        compiled = core.compile_model(core.read_model(xml, weights), "CPU", config)
+    def ir_file_load(config: Dict[str, Any] = config) -> Any:
+        compiled = core.compile_model(str(ir_path), "CPU", config)
         return compiled, compiled.create_infer_request()
 
-    def read_ir_cached_load() -> Any:
-        compiled = core.compile_model(core.read_model(xml, weights), "CPU", {**config, "CACHE_DIR": cache_dir})
-        return compiled, compiled.create_infer_request()
-
-    loads = {"load": timed_load(load), "read_ir_load": timed_load(read_ir_load),
+    ir_cache_dir = tempfile.mkdtemp(prefix="compare_ir_cache_")
+    atexit.register(shutil.rmtree, ir_cache_dir, ignore_errors=True)
+    loads = {"load": timed_load(load), "ir_file_load": timed_load(ir_file_load),
              "cached_load": timed_load(lambda: load({**config, "CACHE_DIR": cache_dir})),
-             "read_ir_cached_load": timed_load(read_ir_cached_load)}
+             "ir_file_cached_load": timed_load(lambda: ir_file_load({**config, "CACHE_DIR": ir_cache_dir}))}
 
     compiled, request = load()
     info["openvino_properties"] = {}
@@ -290,7 +288,7 @@ def prepare_openvino(model_name: str, engine: str, module: torch.nn.Module, inpu
         return torch.from_numpy(outputs[0].data.copy())
 
     return Prepared(call=lambda: request.infer(share_outputs=True), output=output, loads=loads,
-                    keep=(compiled, request, arrays, outputs, weights))
+                    keep=(compiled, request, arrays, outputs))
 
 
 def prepare(model_name: str, engine: str, info: Dict[str, Any], cache_dir: str) -> Prepared:
@@ -467,6 +465,65 @@ def run_model(model_name: str, engines: List[str], args: argparse.Namespace) -> 
     return results
 
 
+def run_cpp_overhead(model_names: List[str], args: argparse.Namespace) -> Dict[str, Any]:
+    """Times the .pte files the children wrote from C++ against OpenVINO alone (call_overhead.py).
+
+    Returns {model: {precision: figures or {"error": why}}}, or {"skipped": why}.
+    """
+    import call_overhead
+
+    runner = call_overhead.build_runner()
+    if isinstance(runner, str):
+        logger.warning("C++ call overhead not measured: %s", runner)
+        return {"skipped": runner}
+    results: Dict[str, Any] = {}
+    for model_name in model_names:
+        for precision in ("f32", "bf16"):
+            pte = WORK_DIR / f"{model_name}_ours-{precision}.pte"
+            if not pte.exists():
+                continue
+            try:
+                figures = call_overhead.measure(runner, pte, precision, args.rounds, 1000 * args.budget / args.rounds)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as error:
+                logger.error("C++ call overhead of %s at %s failed: %s", model_name, precision, error)
+                figures = {"error": str(error)}
+            results.setdefault(model_name, {})[precision] = figures
+            logger.info("%-11s C++ %s done", model_name, precision)
+    return results
+
+
+def print_cpp_overhead(cpp: Dict[str, Any], derived: Dict[str, Dict[str, Any]]) -> None:
+    print("\nPer call from C++, no Python on either side (benchmarks/cpp/call_overhead.cpp): ExecuTorch's "
+          "Method::execute of our .pte against\nInferRequest::infer of the same IR compiled by OpenVINO alone, "
+          "in one process, alternating rounds; medians in us. ratio: of the medians of all calls; round: median "
+          "of\nthe per-round ratios; extra: us per call. diff: largest difference between the two engines' "
+          "outputs, relative.")
+    if "skipped" in cpp:
+        print(f"not measured: {cpp['skipped']}")
+        return
+    rows = []
+    for model_name, per_precision in cpp.items():
+        row: List[Any] = [model_name]
+        for precision in ("f32", "bf16"):
+            figures = per_precision.get(precision)
+            if figures is None or "error" in figures:
+                row += ["failed" if figures else "-"] + ["-"] * 5
+                continue
+            ours, alone = figures["ours"]["median_us"], figures["openvino"]["median_us"]
+            rounds = [o / a for o, a in zip(figures["ours"]["round_medians_us"],
+                                            figures["openvino"]["round_medians_us"])]
+            derived.setdefault(model_name, {}).update({
+                f"cpp_ours_over_openvino_{precision}": ours / alone,
+                f"cpp_median_round_ratio_ours_over_openvino_{precision}": statistics.median(rounds),
+                f"cpp_ours_minus_openvino_us_{precision}": ours - alone,
+            })
+            row += [ours, alone, ours / alone, statistics.median(rounds), f"{ours - alone:+.2f}",
+                    f"{figures['max_rel_diff']:.1g}"]
+        rows.append(row)
+    _common.print_table(["model", "ours f32", "OV f32", "ratio", "round", "extra", "diff",
+                         "ours bf16", "OV bf16", "ratio", "round", "extra", "diff"], rows)
+
+
 def cpu_flags() -> str:
     """The instruction sets OpenVINO's f32 and bf16 kernels depend on, as /proc/cpuinfo lists them."""
     wanted = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")
@@ -524,7 +581,7 @@ def median_or_none(values: List[float]) -> Optional[float]:
     return statistics.median(values) if values else None
 
 
-def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], args: argparse.Namespace,
+def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], cpp: Dict[str, Any], args: argparse.Namespace,
            loads: Tuple[str, str], wall_s: float) -> Dict[str, Any]:
     """Prints the tables; returns the environment, thread settings and ratios for the JSON."""
     env: Dict[str, Any] = {}
@@ -618,24 +675,25 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], args: argparse.Nam
             size = figure(per_model, engine, "pte_bytes")
             return "-" if size is None else f"{size / 1024:.1f}"
 
-        load = {e: figure(per_model, e, "load", "median_ms") for e in ("ours-f32", "openvino-f32")}
-        cached = {e: figure(per_model, e, "cached_load", "median_ms") for e in ("ours-f32", "openvino-f32")}
+        def median_load(engine: str, kind: str) -> Optional[float]:
+            return figure(per_model, engine, kind, "median_ms")
+
+        ours_load, ours_cached = median_load("ours-f32", "load"), median_load("ours-f32", "cached_load")
         d.update({
-            "load_ours_over_openvino_f32": ratio(load["ours-f32"], load["openvino-f32"]),
-            "load_ours_over_openvino_read_ir_f32": ratio(load["ours-f32"],
-                                                         figure(per_model, "openvino-f32", "read_ir_load", "median_ms")),
-            "cached_load_ours_over_openvino_f32": ratio(cached["ours-f32"], cached["openvino-f32"]),
-            "cached_load_ours_over_openvino_read_ir_f32": ratio(
-                cached["ours-f32"], figure(per_model, "openvino-f32", "read_ir_cached_load", "median_ms")),
+            "load_ours_over_openvino_f32": ratio(ours_load, median_load("openvino-f32", "load")),
+            "load_ours_over_openvino_ir_file_f32": ratio(ours_load, median_load("openvino-f32", "ir_file_load")),
+            "cached_load_ours_over_openvino_f32": ratio(ours_cached, median_load("openvino-f32", "cached_load")),
+            "cached_load_ours_over_openvino_ir_file_f32": ratio(
+                ours_cached, median_load("openvino-f32", "ir_file_cached_load")),
         })
         load_rows.append([
             model_name, value("xnnpack", "lowering_s"), value("ours-f32", "lowering_s"),
             value("xnnpack", "load", "median_ms"), value("ours-f32", "load", "median_ms"),
             value("openvino-f32", "load", "median_ms"), d["load_ours_over_openvino_f32"],
-            value("openvino-f32", "read_ir_load", "median_ms"),
+            value("openvino-f32", "ir_file_load", "median_ms"), d["load_ours_over_openvino_ir_file_f32"],
             value("ours-f32", "cached_load", "median_ms"), value("openvino-f32", "cached_load", "median_ms"),
-            d["cached_load_ours_over_openvino_f32"], value("openvino-f32", "read_ir_cached_load", "median_ms"),
-            kib("xnnpack"), kib("ours-f32"),
+            d["cached_load_ours_over_openvino_f32"], value("openvino-f32", "ir_file_cached_load", "median_ms"),
+            d["cached_load_ours_over_openvino_ir_file_f32"], kib("xnnpack"), kib("ours-f32"),
         ])
 
     print("\nRatios (below 1: ours faster). ours/OV: our .pte against OpenVINO alone at the same precision "
@@ -648,15 +706,16 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], args: argparse.Nam
                          "ours/XNNPACK", "ours/eager", "ours-OV us f32", "ours-OV us bf16"], ratio_rows)
 
     print(f"\nf32. Lowering (s): export + lower + to_executorch. Load (ms, median of {args.rounds} rounds x "
-          f"{args.loads_per_round}): "
-          ".pte: load_program + load_method; OV: compile_model +\ncreate_infer_request of the same "
-          "openvino.Model; OV read+load: read_model of its IR from memory first, as our runtime does. "
-          "Cached: from the cache a first load wrote\n(our cache_dir, OpenVINO's CACHE_DIR; OV read+cached: "
-          "read_model first). ours/OV target <= 1.10. Size: .pte, KiB.")
-    _common.print_table(["model", "lower XNN s", "lower ours s", "load XNN", "load ours", "load OV", "ours/OV",
-                         "OV read+load", "cached ours", "cached OV", "ours/OV", "OV read+cached", "XNN KiB",
-                         "ours KiB"],
+          f"{args.loads_per_round}): .pte: load_program + load_method;\nOV model: compile_model + "
+          "create_infer_request of the converted openvino.Model in memory; OV files: the same from the model's IR "
+          "files on disk\n(compile_model(path), which reads and parses them as our runtime reads the .pte). "
+          "Cached: from the cache a first load wrote (our cache_dir, OpenVINO's CACHE_DIR).\n"
+          "ours/OV target <= 1.10. Size: .pte, KiB.")
+    _common.print_table(["model", "lower XNN s", "lower ours s", "load XNN", "load ours", "OV model", "ours/OV",
+                         "OV files", "ours/OV", "cached ours", "cached OV model", "ours/OV", "cached OV files",
+                         "ours/OV", "XNN KiB", "ours KiB"],
                         load_rows)
+    print_cpp_overhead(cpp, derived)
     return {"environment": env, "threads": threads, "derived": derived}
 
 
@@ -668,10 +727,13 @@ def parent(args: argparse.Namespace) -> int:
     for model_name in args.models:
         engines = [e for e in args.engines if model_name in ONLY_FOR.get(e, (model_name,))]
         all_results[model_name] = run_model(model_name, engines, args)
+    cpp = run_cpp_overhead(args.models, args) if args.cpp else {"skipped": "--no-cpp"}
     wall_s = time.perf_counter() - started
     load_at_end = load_average()
-    summary = report(all_results, args, (load_at_start, load_at_end), wall_s)
+    summary = report(all_results, cpp, args, (load_at_start, load_at_end), wall_s)
     failed = [f"{m} {e}" for m, per_model in all_results.items() for e, r in per_model.items() if "error" in r]
+    failed += [f"{m} C++ {p}" for m, per_model in cpp.items() if m != "skipped"
+               for p, r in per_model.items() if "error" in r]
     RESULTS.write_text(json.dumps({
         **summary,
         "command": " ".join(["python", os.path.relpath(__file__), *sys.argv[1:]]),
@@ -683,6 +745,7 @@ def parent(args: argparse.Namespace) -> int:
         "load_average": {"start": load_at_start, "end": load_at_end},
         "wall_s": wall_s,
         "results": all_results,
+        "cpp_call_overhead": cpp,
         "failed": failed,
     }, indent=2) + "\n")
     logger.info("wrote %s; the run took %.1f min", RESULTS, wall_s / 60)
@@ -702,6 +765,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, help=f"interleaved rounds (default {ROUNDS})")
     parser.add_argument("--loads-per-round", type=int,
                         help=f"timed loads of each kind per round (default {LOADS_PER_ROUND})")
+    parser.add_argument("--no-cpp", dest="cpp", action="store_false",
+                        help="skip the C++ per-call measurement (benchmarks/call_overhead.py)")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "ENGINE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.budget is None:
