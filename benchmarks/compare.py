@@ -10,6 +10,9 @@ Engines:
   xnnpack        a .pte lowered with XnnpackPartitioner, run with executorch.runtime
   ours-f32/bf16  a .pte lowered with OpenvinoPartitioner(openvino_compile_specs(
                  inference_precision=...)), run with executorch.runtime
+  ours-f32-exec  the ours-f32 program through ExecuTorch's binding under executorch.runtime:
+                 inputs copied in once with set_inputs, each call execute() alone, so the
+                 input copy and output wrapping of executorch.runtime are not timed
   openvino-f32/bf16
                  OpenVINO alone: to_openvino_model(to_edge(torch.export.export(...)).exported_program()),
                  compiled with the configuration our runtime uses at that precision
@@ -18,6 +21,9 @@ Engines:
                  set_output_tensor, each call request.infer(share_outputs=True)
   et-portable    (tiny only) a .pte with no delegate, on ExecuTorch's portable kernels: the
                  floor of one call through executorch.runtime from Python
+After the Python engines, benchmarks/call_overhead.py times each ours-f32 and ours-bf16 .pte
+from C++ against OpenVINO alone on the same IR, in one process: the delegate's own cost,
+with no Python layer on either side (--no-cpp skips it; the C++ runner is built on first use).
 
 Every configuration (model x engine) runs in its own process: the script starts itself with
 `--child MODEL ENGINE`. For one model, the parent starts the children one after the other;
@@ -41,12 +47,12 @@ Per model also: lowering time (export + lower + to_executorch + serialization, m
 one untimed lowering of the tiny model in the same process, so that one-off initialization is
 not counted), .pte size, and load time, LOADS_PER_ROUND loads per round after an untimed one in
 the preparation: Runtime.load_program + load_method for the .pte files, compile_model +
-create_infer_request of the same openvino.Model for OpenVINO alone, and, to tell IR parsing
-apart, read_model of the same IR from memory + compile_model (which is what our runtime does);
-then the same with the model cache (our cache_dir load option, OpenVINO's CACHE_DIR), in a
+create_infer_request of the same openvino.Model for OpenVINO alone, and the same from the
+model's IR files on disk (compile_model(path), which reads and parses the model as our runtime
+reads the .pte); then the same with the model cache (our cache_dir load option, OpenVINO's CACHE_DIR), in a
 fresh folder whose first load, in the preparation, writes the cache.
 
-Run: python benchmarks/compare.py            (about 5 minutes on 2 cores)
+Run: python benchmarks/compare.py            (about 7 minutes on 2 cores)
      python benchmarks/compare.py --quick    (shorter budget, 2 rounds: a smoke run, noisier figures)
      python benchmarks/compare.py --models tiny mlp --engines ours-f32 openvino-f32
 """
@@ -107,10 +113,11 @@ MODELS: Dict[str, Tuple[str, Callable[[], torch.nn.Module], Callable[[], Tuple[t
     "tiny": ("Tiny: x + y, 1 x 16", lambda: Tiny(),
              lambda: (torch.randn(1, 16), torch.randn(1, 16))),
 }
-ENGINES = ("eager", "xnnpack", "ours-f32", "ours-bf16", "openvino-f32", "openvino-bf16", "et-portable")
+ENGINES = ("eager", "xnnpack", "ours-f32", "ours-bf16", "ours-f32-exec", "openvino-f32", "openvino-bf16",
+           "et-portable")
 ONLY_FOR = {"et-portable": ("tiny",)}  # portable kernels are a floor for the tiny model, slow elsewhere
-PTE_ENGINES = ("xnnpack", "et-portable", "ours-f32", "ours-bf16")
-BUDGET_S, ROUNDS, LOADS_PER_ROUND = 3.0, 10, 1  # per configuration: seconds of timed calls over all rounds
+PTE_ENGINES = ("xnnpack", "et-portable", "ours-f32", "ours-bf16", "ours-f32-exec")
+BUDGET_S, ROUNDS, LOADS_PER_ROUND = 3.0, 10, 3  # per configuration: seconds of timed calls over all rounds
 QUICK_BUDGET_S, QUICK_ROUNDS, QUICK_LOADS_PER_ROUND = 0.4, 2, 1
 WARMUP_CALLS, WARMUP_S = 20, 0.3  # first round
 ROUND_WARMUP_CALLS, ROUND_WARMUP_S = 5, 0.05  # later rounds
@@ -126,7 +133,7 @@ def build(model_name: str) -> Tuple[torch.nn.Module, Tuple[torch.Tensor, ...]]:
 
 
 def precision_of(engine: str) -> str:
-    return engine.rsplit("-", 1)[1]
+    return engine.split("-")[1]
 
 
 # ---------------------------------------------------------------------------- child
@@ -211,6 +218,20 @@ def prepare_pte(model_name: str, engine: str, module: torch.nn.Module, inputs: T
         program = runtime.load_program(path)
         return program, program.load_method("forward")
 
+    program, method = load()
+    args = list(inputs)
+    if engine == "ours-f32-exec":
+        # ExecuTorch's own binding below executorch.runtime: inputs copied in once, each
+        # call only executes (the loads are timed by ours-f32).
+        bound = method._method
+        bound.set_inputs(args)
+
+        def output() -> torch.Tensor:
+            bound.execute()
+            return bound.get_outputs(clone_outputs=True)[0]
+
+        return Prepared(call=bound.execute, output=output, keep=(program, method))
+
     loads = {"load": timed_load(load)}
     if engine.startswith("ours"):
         import executorch_openvino
@@ -224,8 +245,6 @@ def prepare_pte(model_name: str, engine: str, module: torch.nn.Module, inputs: T
 
         loads["cached_load"] = cached_load
 
-    program, method = load()
-    args = list(inputs)
     return Prepared(call=lambda: method.execute(args), output=lambda: method.execute(args)[0],
                     loads=loads, keep=(program, method))
 
@@ -648,6 +667,9 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], cpp: Dict[str, Any
             "ours_f32_over_eager": ratio(med["ours-f32"], med["eager"]),
             "ours_minus_openvino_f32_us": extra_us("f32"),
             "ours_minus_openvino_bf16_us": extra_us("bf16"),
+            "ours_exec_over_openvino_f32": ratio(med["ours-f32-exec"], med["openvino-f32"]),
+            "ours_exec_minus_openvino_f32_us": (None if med["ours-f32-exec"] is None or med["openvino-f32"] is None
+                                                else (med["ours-f32-exec"] - med["openvino-f32"]) * 1000),
         }
         for precision in ("f32", "bf16"):
             ours, alone = f"ours-{precision}", f"openvino-{precision}"
@@ -665,7 +687,10 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], cpp: Dict[str, Any
                              for precision in ("f32", "bf16") for kind in ("pooled", "median_round_ratio",
                                                                            "best_round_ratio")),
                            d["ours_f32_over_xnnpack"], d["ours_f32_over_eager"],
-                           *("-" if extra is None else f"{extra:+.1f}" for extra in (extra_us("f32"), extra_us("bf16")))])
+                           *("-" if extra is None else f"{extra:+.1f}" for extra in (extra_us("f32"), extra_us("bf16"))),
+                           d["ours_exec_over_openvino_f32"],
+                           "-" if d["ours_exec_minus_openvino_f32_us"] is None
+                           else f"{d['ours_exec_minus_openvino_f32_us']:+.1f}"])
 
         def value(engine: str, *keys: str) -> Any:
             found = figure(per_model, engine, *keys)
@@ -701,9 +726,11 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], cpp: Dict[str, Any
           "of the two medians in the same round; best: of the two engines' fastest round medians (noise only "
           "slows rounds down).\nours/XNNPACK and ours/eager: ours at f32, of the medians of all calls. "
           "ours-OV us: extra microseconds per call over OpenVINO alone, medians of all calls "
-          "(target <= 20 on tiny).")
+          "(target <= 20 on tiny).\nexec: the same for ours-f32-exec (inputs set once, execute() alone: "
+          "without executorch.runtime's input copy and output wrapping).")
     _common.print_table(["model", "ours/OV f32", "round", "best", "ours/OV bf16", "round", "best",
-                         "ours/XNNPACK", "ours/eager", "ours-OV us f32", "ours-OV us bf16"], ratio_rows)
+                         "ours/XNNPACK", "ours/eager", "ours-OV us f32", "ours-OV us bf16", "exec/OV f32",
+                         "exec-OV us"], ratio_rows)
 
     print(f"\nf32. Lowering (s): export + lower + to_executorch. Load (ms, median of {args.rounds} rounds x "
           f"{args.loads_per_round}): .pte: load_program + load_method;\nOV model: compile_model + "
