@@ -113,11 +113,15 @@ MODELS: Dict[str, Tuple[str, Callable[[], torch.nn.Module], Callable[[], Tuple[t
     "tiny": ("Tiny: x + y, 1 x 16", lambda: Tiny(),
              lambda: (torch.randn(1, 16), torch.randn(1, 16))),
 }
-ENGINES = ("eager", "xnnpack", "ours-f32", "ours-bf16", "ours-f32-exec", "openvino-f32", "openvino-bf16",
+# Each of ours right before the OpenVINO run it is compared with, so that in every round
+# (the order rotates) the two run within a fraction of a second of each other.
+ENGINES = ("eager", "xnnpack", "ours-f32", "openvino-f32", "ours-f32-exec", "ours-bf16", "openvino-bf16",
            "et-portable")
 ONLY_FOR = {"et-portable": ("tiny",)}  # portable kernels are a floor for the tiny model, slow elsewhere
 PTE_ENGINES = ("xnnpack", "et-portable", "ours-f32", "ours-bf16", "ours-f32-exec")
-BUDGET_S, ROUNDS, LOADS_PER_ROUND = 3.0, 10, 3  # per configuration: seconds of timed calls over all rounds
+# Many short rounds: this shared machine has slow phases of a few seconds, which short
+# rounds spread over all engines instead of landing on one engine's whole round.
+BUDGET_S, ROUNDS, LOADS_PER_ROUND = 3.0, 30, 1  # per configuration: seconds of timed calls over all rounds
 QUICK_BUDGET_S, QUICK_ROUNDS, QUICK_LOADS_PER_ROUND = 0.4, 2, 1
 WARMUP_CALLS, WARMUP_S = 20, 0.3  # first round
 ROUND_WARMUP_CALLS, ROUND_WARMUP_S = 5, 0.05  # later rounds
