@@ -8,6 +8,7 @@
 #     dynamic programs change size every call) and destroyed, LOADS times over, all
 #     in one process; then again at per-load precision bf16;
 #   - etov_tensor_binding_test: the zero-copy binding test;
+#   - etov_crc32_test: the blob checksum, folded and table implementations;
 #   - etov_blob_driver: real blobs, crafted damaged ones, MUTATIONS randomly mutated
 #     ones and the fuzz corpus through the backend's init and destroy.
 # Any invalid access or leak makes the program, and this script, fail.
@@ -36,7 +37,7 @@ trap 'rm -rf "$WORK"' EXIT
 
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DETOV_BUILD_TESTS=ON -DETOV_SANITIZE="$SANITIZE" -DPython3_EXECUTABLE="$(command -v python)"
-cmake --build "$BUILD" --target etov_load_runner etov_tensor_binding_test etov_blob_driver
+cmake --build "$BUILD" --target etov_load_runner etov_tensor_binding_test etov_blob_driver etov_crc32_test
 
 # The programs and blobs are made by the normal (uninstrumented) Python package.
 python backends/openvino/tests/cpp_programs.py "$WORK/programs"
@@ -54,8 +55,9 @@ set -x
 "$BUILD/etov_load_runner" --iterations "$ITERATIONS" --loads "$LOADS" --vary-dim0 "$WORK"/programs/*.pte > "$WORK/f32.out"
 "$BUILD/etov_load_runner" --precision bf16 --iterations "$ITERATIONS" --vary-dim0 "$WORK"/programs/*.pte > "$WORK/bf16.out"
 "$BUILD/etov_tensor_binding_test"
+"$BUILD/etov_crc32_test"
 xargs "$BUILD/etov_blob_driver" < "$WORK/blob-list" > "$WORK/blobs.out"
 set +x
 echo "sanitize.sh: $(grep -c '^method .* loaded' "$WORK/f32.out") + $(grep -c '^method .* loaded' "$WORK/bf16.out") loads," \
-     "$ITERATIONS executes each; tensor binding test; $(wc -l < "$WORK/blob-list") blobs through init" \
+     "$ITERATIONS executes each; tensor binding and CRC-32 tests; $(wc -l < "$WORK/blob-list") blobs through init" \
      "($(grep -c 'loaded and destroyed' "$WORK/blobs.out") loaded): no report from -fsanitize=$SANITIZE or LeakSanitizer"

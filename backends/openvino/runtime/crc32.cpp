@@ -122,7 +122,9 @@ uint32_t portable(const uint8_t* data, size_t size, uint32_t crc) {
 
 bool folded_available() {
 #ifdef ETOV_CRC32_FOLDED
-  static const bool available = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse2");
+  // SSE2 is part of x86-64. __builtin_cpu_init makes the check safe even when a
+  // static constructor of the embedding program is the first caller.
+  static const bool available = (__builtin_cpu_init(), __builtin_cpu_supports("pclmul"));
   return available;
 #else
   return false;
