@@ -663,20 +663,22 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], cpp: Dict[str, Any
     for model_name, per_model in all_results.items():
         med = {engine: figure(per_model, engine, "latency", "median_ms") for engine in ENGINES}
 
-        def extra_us(precision: str) -> Optional[float]:
-            ours, alone = med[f"ours-{precision}"], med[f"openvino-{precision}"]
+        def extra_us(ours_engine: str, alone_engine: str) -> Optional[float]:
+            ours, alone = med[ours_engine], med[alone_engine]
             return None if ours is None or alone is None else (ours - alone) * 1000
+
+        def shown_us(extra: Optional[float]) -> str:
+            return "-" if extra is None else f"{extra:+.1f}"
 
         d = derived[model_name] = {
             "ours_over_openvino_f32": ratio(med["ours-f32"], med["openvino-f32"]),
             "ours_over_openvino_bf16": ratio(med["ours-bf16"], med["openvino-bf16"]),
             "ours_f32_over_xnnpack": ratio(med["ours-f32"], med["xnnpack"]),
             "ours_f32_over_eager": ratio(med["ours-f32"], med["eager"]),
-            "ours_minus_openvino_f32_us": extra_us("f32"),
-            "ours_minus_openvino_bf16_us": extra_us("bf16"),
+            "ours_minus_openvino_f32_us": extra_us("ours-f32", "openvino-f32"),
+            "ours_minus_openvino_bf16_us": extra_us("ours-bf16", "openvino-bf16"),
             "ours_exec_over_openvino_f32": ratio(med["ours-f32-exec"], med["openvino-f32"]),
-            "ours_exec_minus_openvino_f32_us": (None if med["ours-f32-exec"] is None or med["openvino-f32"] is None
-                                                else (med["ours-f32-exec"] - med["openvino-f32"]) * 1000),
+            "ours_exec_minus_openvino_f32_us": extra_us("ours-f32-exec", "openvino-f32"),
         }
         for precision in ("f32", "bf16"):
             ours, alone = f"ours-{precision}", f"openvino-{precision}"
@@ -694,10 +696,8 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], cpp: Dict[str, Any
                              for precision in ("f32", "bf16") for kind in ("pooled", "median_round_ratio",
                                                                            "best_round_ratio")),
                            d["ours_f32_over_xnnpack"], d["ours_f32_over_eager"],
-                           *("-" if extra is None else f"{extra:+.1f}" for extra in (extra_us("f32"), extra_us("bf16"))),
-                           d["ours_exec_over_openvino_f32"],
-                           "-" if d["ours_exec_minus_openvino_f32_us"] is None
-                           else f"{d['ours_exec_minus_openvino_f32_us']:+.1f}"])
+                           shown_us(d["ours_minus_openvino_f32_us"]), shown_us(d["ours_minus_openvino_bf16_us"]),
+                           d["ours_exec_over_openvino_f32"], shown_us(d["ours_exec_minus_openvino_f32_us"])])
 
         def value(engine: str, *keys: str) -> Any:
             found = figure(per_model, engine, *keys)

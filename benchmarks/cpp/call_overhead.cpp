@@ -35,13 +35,10 @@
 #include <vector>
 
 #include <executorch/extension/data_loader/file_data_loader.h>
-#include <executorch/extension/memory_allocator/malloc_memory_allocator.h>
 #include <executorch/runtime/backend/backend_options_map.h>
 #include <executorch/runtime/backend/options.h>
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
-#include <executorch/runtime/core/hierarchical_allocator.h>
 #include <executorch/runtime/core/portable_type/tensor_impl.h>
-#include <executorch/runtime/executor/memory_manager.h>
 #include <executorch/runtime/executor/method.h>
 #include <executorch/runtime/executor/program.h>
 #include <executorch/runtime/platform/runtime.h>
@@ -49,24 +46,21 @@
 
 #include "blob_format.h"
 #include "blob_reader.h"
+#include "method_memory.h"
 #include "options.h"
 
 namespace {
 
 using executorch::aten::ScalarType;
 using executorch::extension::FileDataLoader;
-using executorch::extension::MallocMemoryAllocator;
 using executorch::runtime::BackendOptions;
 using executorch::runtime::Error;
 using executorch::runtime::EValue;
-using executorch::runtime::HierarchicalAllocator;
 using executorch::runtime::LoadBackendOptionsMap;
-using executorch::runtime::MemoryManager;
 using executorch::runtime::Method;
 using executorch::runtime::MethodMeta;
 using executorch::runtime::Program;
 using executorch::runtime::Result;
-using executorch::runtime::Span;
 using executorch::runtime::TensorInfo;
 using executorch::runtime::etensor::TensorImpl;
 using Clock = std::chrono::steady_clock;
@@ -106,12 +100,7 @@ struct HostTensor {
 struct ExecutorchSide {
   std::unique_ptr<FileDataLoader> loader;
   std::unique_ptr<Program> program;
-  std::vector<std::unique_ptr<uint8_t[]>> planned;
-  std::vector<Span<uint8_t>> planned_spans;
-  std::unique_ptr<HierarchicalAllocator> planned_memory;
-  MallocMemoryAllocator method_allocator;
-  MallocMemoryAllocator temp_allocator;
-  std::unique_ptr<MemoryManager> memory_manager;
+  std::unique_ptr<executorch_openvino::MethodMemory> memory;
   std::vector<std::unique_ptr<HostTensor>> inputs;
   std::unique_ptr<Method> method;
 };
@@ -125,22 +114,14 @@ bool load_executorch(const Args& args, ExecutorchSide& side) {
   side.program = std::make_unique<Program>(std::move(*program));
   Result<MethodMeta> meta = side.program->method_meta("forward");
   if (!meta.ok()) return false;
-  for (size_t i = 0; i < meta->num_memory_planned_buffers(); ++i) {
-    const size_t size = static_cast<size_t>(meta->memory_planned_buffer_size(i).get());
-    side.planned.push_back(std::make_unique<uint8_t[]>(size));
-    side.planned_spans.emplace_back(side.planned.back().get(), size);
-  }
-  side.planned_memory = std::make_unique<HierarchicalAllocator>(
-      Span<Span<uint8_t>>(side.planned_spans.data(), side.planned_spans.size()));
-  side.memory_manager =
-      std::make_unique<MemoryManager>(&side.method_allocator, side.planned_memory.get(), &side.temp_allocator);
+  side.memory = std::make_unique<executorch_openvino::MethodMemory>(*meta);
 
   BackendOptions<1> precision;
   if (precision.set_option("inference_precision", args.precision.c_str()) != Error::Ok) return false;
   LoadBackendOptionsMap backend_options;
   if (backend_options.set_options("ExecutorchOpenvinoBackend", precision.view()) != Error::Ok) return false;
   Result<Method> method =
-      side.program->load_method("forward", side.memory_manager.get(), nullptr, nullptr, &backend_options);
+      side.program->load_method("forward", side.memory->manager(), nullptr, nullptr, &backend_options);
   if (!method.ok()) return false;
   side.method = std::make_unique<Method>(std::move(*method));
   for (size_t j = 0; j < meta->num_inputs(); ++j) {

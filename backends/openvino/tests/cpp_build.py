@@ -53,7 +53,7 @@ def skip_reason() -> str | None:
         return "the C++ programs build from the source tree, which is not here"
     if _tool("cmake") is None:
         return "cmake is not installed"
-    if not any(shutil.which(cxx) for cxx in (os.environ.get("CXX", "") or "", "c++", "g++", "clang++") if cxx):
+    if not any(shutil.which(cxx) for cxx in (os.environ.get("CXX", ""), "c++", "g++", "clang++") if cxx):
         return "no C++ compiler"
     return None
 

@@ -38,17 +38,16 @@
 #include <vector>
 
 #include <executorch/extension/data_loader/file_data_loader.h>
-#include <executorch/extension/memory_allocator/malloc_memory_allocator.h>
 #include <executorch/runtime/backend/backend_options_map.h>
 #include <executorch/runtime/backend/options.h>
 #include <executorch/runtime/core/evalue.h>
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
-#include <executorch/runtime/core/hierarchical_allocator.h>
 #include <executorch/runtime/core/portable_type/tensor_impl.h>
-#include <executorch/runtime/executor/memory_manager.h>
 #include <executorch/runtime/executor/method.h>
 #include <executorch/runtime/executor/program.h>
 #include <executorch/runtime/platform/runtime.h>
+
+#include "method_memory.h"
 
 // From libexecutorch_openvino_runtime.so: referencing it keeps the library (and
 // so the delegate's registration) in the process whatever the linker flags.
@@ -59,13 +58,10 @@ namespace {
 
 using executorch::aten::ScalarType;
 using executorch::extension::FileDataLoader;
-using executorch::extension::MallocMemoryAllocator;
 using executorch::runtime::BackendOptions;
 using executorch::runtime::Error;
 using executorch::runtime::EValue;
-using executorch::runtime::HierarchicalAllocator;
 using executorch::runtime::LoadBackendOptionsMap;
-using executorch::runtime::MemoryManager;
 using executorch::runtime::Method;
 using executorch::runtime::MethodMeta;
 using executorch::runtime::Program;
@@ -214,20 +210,9 @@ int run_once(const Program& program, const Options& options, const LoadBackendOp
     std::fprintf(stderr, "method_meta(%s) failed: %s\n", options.method.c_str(), error_name(meta.error()));
     return 3;
   }
-  // Planned memory, as ExecuTorch's executor_runner sets it up.
-  std::vector<std::unique_ptr<uint8_t[]>> planned;
-  std::vector<Span<uint8_t>> planned_spans;
-  for (size_t i = 0; i < meta->num_memory_planned_buffers(); ++i) {
-    const size_t size = static_cast<size_t>(meta->memory_planned_buffer_size(i).get());
-    planned.push_back(std::make_unique<uint8_t[]>(size));
-    planned_spans.emplace_back(planned.back().get(), size);
-  }
-  HierarchicalAllocator planned_memory({planned_spans.data(), planned_spans.size()});
-  MallocMemoryAllocator method_allocator;
-  MallocMemoryAllocator temp_allocator;
-  MemoryManager memory_manager(&method_allocator, &planned_memory, &temp_allocator);
+  executorch_openvino::MethodMemory memory(*meta);
 
-  Result<Method> method = program.load_method(options.method.c_str(), &memory_manager, nullptr,
+  Result<Method> method = program.load_method(options.method.c_str(), memory.manager(), nullptr,
                                               nullptr, backend_options);
   if (!method.ok()) {
     std::fprintf(stderr, "load_method(%s) failed: %s (0x%x)\n", options.method.c_str(),
