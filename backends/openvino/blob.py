@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import struct
 import tempfile
@@ -15,7 +16,8 @@ FORMAT_VERSION = 2
 HEADER_SIZE = 96
 VERSION_FIELD_SIZE = 48
 ALIGNMENT = 64
-_HEADER = struct.Struct(f"<8sII{VERSION_FIELD_SIZE}sQQI12s")
+DIGEST_SIZE = 12
+_HEADER = struct.Struct(f"<8sII{VERSION_FIELD_SIZE}sQQI{DIGEST_SIZE}s")
 assert _HEADER.size == HEADER_SIZE
 
 
@@ -25,6 +27,7 @@ class Blob:
     openvino_version: str
     ir_xml: bytes
     ir_weights: bytes
+    ir_digest: bytes  # all zero when the writer recorded none
 
 
 def _aligned(offset: int) -> int:
@@ -46,12 +49,24 @@ def checksum(xml: bytes, weights: bytes) -> int:
     return zlib.crc32(weights, zlib.crc32(xml))
 
 
+def ir_digest(xml: bytes, weights: bytes) -> bytes:
+    """The name of this IR in the runtime's model cache: BLAKE2b of the XML followed by the weights.
+
+    Unlike the checksum, it is strong enough that two different IRs never share a
+    name, so a cached model is never taken for another one.
+    """
+    digest = hashlib.blake2b(digest_size=DIGEST_SIZE)
+    digest.update(xml)
+    digest.update(weights)
+    return digest.digest()
+
+
 def write_blob(model: ov.Model) -> bytes:
     """Serializes `model` behind our header."""
     xml, weights = serialize_ir(model)
     version = ov.get_version().encode("ascii", "replace")[: VERSION_FIELD_SIZE - 1]
     header = _HEADER.pack(MAGIC, FORMAT_VERSION, HEADER_SIZE, version, len(xml), len(weights),
-                          checksum(xml, weights), b"")
+                          checksum(xml, weights), ir_digest(xml, weights))
     weights_offset = _aligned(HEADER_SIZE + len(xml))
     padding = b"\0" * (weights_offset - HEADER_SIZE - len(xml))
     return header + xml + padding + weights
@@ -61,7 +76,7 @@ def read_blob(data: bytes) -> Blob:
     """Parses a blob; raises ValueError on anything the runtime would refuse."""
     if len(data) < HEADER_SIZE:
         raise ValueError(f"OpenVINO blob of {len(data)} bytes is shorter than its header")
-    magic, version, header_size, writer, xml_size, weights_size, crc, _ = _HEADER.unpack_from(data)
+    magic, version, header_size, writer, xml_size, weights_size, crc, digest = _HEADER.unpack_from(data)
     if magic != MAGIC:
         raise ValueError("not an executorch_openvino blob: bad magic")
     if version != FORMAT_VERSION or header_size != HEADER_SIZE:
@@ -74,6 +89,7 @@ def read_blob(data: bytes) -> Blob:
         openvino_version=writer.rstrip(b"\0").decode("ascii"),
         ir_xml=bytes(data[HEADER_SIZE : HEADER_SIZE + xml_size]),
         ir_weights=bytes(data[weights_offset : weights_offset + weights_size]),
+        ir_digest=bytes(digest),
     )
     if checksum(blob.ir_xml, blob.ir_weights) != crc:
         raise ValueError("OpenVINO blob checksum does not match: the blob is damaged")

@@ -18,6 +18,7 @@
 #include <openvino/runtime/core.hpp>
 
 #include "blob_reader.h"
+#include "ir_cache.h"
 #include "options.h"
 #include "tensor_binding.h"
 
@@ -59,22 +60,38 @@ struct Delegate {
   std::vector<OutputBinding> outputs;
 };
 
+// Compiles the blob's IR: through its files in the cache directory when there is
+// one and the program names its IR by a digest, from memory otherwise. Throws
+// what OpenVINO throws.
+Result<ov::CompiledModel> compile_blob(const BlobView& blob, const LoadOptions& options) {
+  ov::Core& core = shared_core();
+  if (!options.cache_dir.empty() && blob.has_ir_digest()) {
+    Result<ov::CompiledModel> compiled = compile_through_ir_files(core, blob, options);
+    if (!compiled.ok() || *compiled) {
+      return compiled;
+    }
+  }
+  ET_CHECK_OK_OR_RETURN_ERROR(verify_checksum(blob));
+  // The weights tensor borrows the blob's memory, which the delegate keeps.
+  const ov::Tensor weights(ov::element::u8, ov::Shape{blob.ir_weights_size},
+                           const_cast<uint8_t*>(blob.ir_weights));
+  return core.compile_model(std::string(blob.ir_xml), weights, options.device, compile_config(options));
+}
+
 Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,
                                                    const LoadOptions& options) {
-  Result<BlobView> blob = parse_blob(processed.data(), processed.size());
+  // The checksum is checked where the IR is read: a model cache hit reads none of it.
+  Result<BlobView> blob = parse_blob_header(processed.data(), processed.size());
   if (!blob.ok()) {
     return blob.error();
   }
   auto delegate = std::make_unique<Delegate>();
   try {
-    ov::Core& core = shared_core();
-    // The weights tensor borrows the blob's memory, which the delegate keeps.
-    const ov::Tensor weights(ov::element::u8, ov::Shape{blob->ir_weights_size},
-                             const_cast<uint8_t*>(blob->ir_weights));
-    // Compiling from the IR text lets OpenVINO's model cache (cache_dir) import a
-    // cached model without reading the IR first.
-    delegate->compiled =
-        core.compile_model(std::string(blob->ir_xml), weights, options.device, compile_config(options));
+    Result<ov::CompiledModel> compiled = compile_blob(*blob, options);
+    if (!compiled.ok()) {
+      return compiled.error();
+    }
+    delegate->compiled = std::move(*compiled);
     // A port without an element type can never be bound (and creating a request
     // for it leaks inside the CPU plugin): only a damaged blob has one.
     for (const auto& port : delegate->compiled.inputs()) {
@@ -117,6 +134,14 @@ std::string precision_of(const ov::CompiledModel& compiled) {
   }
 }
 
+const char* origin_of(const ov::CompiledModel& compiled) {
+  try {
+    return compiled.get_property(ov::loaded_from_cache) ? "imported from the model cache" : "compiled";
+  } catch (const std::exception&) {
+    return "compiled";
+  }
+}
+
 class OpenvinoBackend final : public executorch::runtime::BackendInterface {
  public:
   bool is_available() const override { return true; }
@@ -139,9 +164,9 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
     if (!delegate.ok()) {
       return delegate.error();
     }
-    ET_LOG(Info, "OpenVINO delegate loaded on %s at inference precision %s (%zu inputs, %zu outputs)",
+    ET_LOG(Info, "OpenVINO delegate loaded on %s at inference precision %s (%zu inputs, %zu outputs), %s",
            options->device.c_str(), precision_of((*delegate)->compiled).c_str(),
-           (*delegate)->inputs.size(), (*delegate)->outputs.size());
+           (*delegate)->inputs.size(), (*delegate)->outputs.size(), origin_of((*delegate)->compiled));
     return delegate->release();
   }
 

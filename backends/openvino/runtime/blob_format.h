@@ -12,7 +12,12 @@
  *       80     4  CRC-32 (IEEE, as zlib.crc32) of the IR XML followed by the IR
  *                 weights, uint32 LE: a damaged program fails to load instead of
  *                 computing with damaged weights
- *       84    12  reserved, zero
+ *       84    12  IR digest: the first 12 bytes of BLAKE2b (Python's
+ *                 hashlib.blake2b) of the IR XML followed by the IR weights, or
+ *                 all zero when the writer recorded none. It names the IR's files
+ *                 in the model cache (ir_cache.h), so that a cached load needs
+ *                 neither the weights nor the checksum. The checksum does not
+ *                 cover it: a damaged digest only misses the cache.
  *       96        IR XML text (not NUL-terminated)
  *                 padding to a multiple of kBlobAlignment from the blob start
  *                 IR weights (the .bin of the IR)
@@ -25,7 +30,9 @@
  * A reader refuses a version it does not know, checks every size against the
  * buffer before touching the bytes it describes, and checks the CRC.
  *
- * Version history: 1 had no CRC (bytes 80-95 reserved); 2 adds it.
+ * Version history: 1 had no CRC (bytes 80-95 reserved); 2 adds it. The digest
+ * went into version 2's reserved bytes, which every version-2 reader ignored, so
+ * it needed no new version: older blobs carry zeros there.
  */
 #pragma once
 
@@ -39,5 +46,6 @@ inline constexpr uint32_t kBlobFormatVersion = 2;
 inline constexpr uint32_t kBlobHeaderSize = 96;
 inline constexpr size_t kBlobVersionFieldSize = 48;
 inline constexpr size_t kBlobAlignment = 64;
+inline constexpr size_t kBlobDigestSize = 12;
 
 }  // namespace executorch_openvino

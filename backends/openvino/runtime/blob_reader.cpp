@@ -40,7 +40,35 @@ bool align_up(uint64_t value, uint64_t alignment, uint64_t* out) {
 
 }  // namespace
 
+bool BlobView::has_ir_digest() const {
+  for (const uint8_t byte : ir_digest) {
+    if (byte != 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Result<BlobView> parse_blob(const void* data, size_t size) {
+  Result<BlobView> view = parse_blob_header(data, size);
+  if (view.ok()) {
+    ET_CHECK_OK_OR_RETURN_ERROR(verify_checksum(*view));
+  }
+  return view;
+}
+
+Error verify_checksum(const BlobView& blob) {
+  const auto* xml = reinterpret_cast<const uint8_t*>(blob.ir_xml.data());
+  const uint32_t crc = crc32(blob.ir_weights, blob.ir_weights_size, crc32(xml, blob.ir_xml.size()));
+  if (crc != blob.stored_checksum) {
+    ET_LOG(Error, "OpenVINO blob: checksum %08x does not match the stored %08x; the program is damaged",
+           crc, blob.stored_checksum);
+    return Error::InvalidArgument;
+  }
+  return Error::Ok;
+}
+
+Result<BlobView> parse_blob_header(const void* data, size_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   if (bytes == nullptr || size < 16) {
     ET_LOG(Error, "OpenVINO blob: %zu bytes is too short for a header", size);
@@ -90,13 +118,8 @@ Result<BlobView> parse_blob(const void* data, size_t size) {
   view.ir_xml = std::string_view(reinterpret_cast<const char*>(bytes + header_size), xml_size);
   view.ir_weights = bytes + weights_offset;
   view.ir_weights_size = weights_size;
-  const uint32_t stored_crc = read_le<uint32_t>(bytes + 80);
-  const uint32_t crc = crc32(view.ir_weights, weights_size, crc32(bytes + header_size, xml_size));
-  if (crc != stored_crc) {
-    ET_LOG(Error, "OpenVINO blob: checksum %08x does not match the stored %08x; the program is damaged",
-           crc, stored_crc);
-    return Error::InvalidArgument;
-  }
+  view.stored_checksum = read_le<uint32_t>(bytes + 80);
+  std::memcpy(view.ir_digest.data(), bytes + 84, kBlobDigestSize);
   return view;
 }
 

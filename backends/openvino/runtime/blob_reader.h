@@ -1,10 +1,13 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include <executorch/runtime/core/result.h>
+
+#include "blob_format.h"
 
 namespace executorch_openvino {
 
@@ -16,11 +19,24 @@ struct BlobView {
   std::string_view ir_xml;
   const uint8_t* ir_weights = nullptr;
   size_t ir_weights_size = 0;
+  uint32_t stored_checksum = 0;
+  std::array<uint8_t, kBlobDigestSize> ir_digest{};  // all zero: the writer recorded none
+
+  bool has_ir_digest() const;
 };
 
-/// Parses and validates a blob (see blob_format.h). Never reads past `size`;
-/// on a bad blob returns InvalidArgument (or DelegateInvalidCompatibility for a
-/// format version this runtime does not know) after logging what is wrong.
+/// Parses and validates a blob (see blob_format.h), checksum included. Never
+/// reads past `size`; on a bad blob returns InvalidArgument (or
+/// DelegateInvalidCompatibility for a format version this runtime does not know)
+/// after logging what is wrong.
 executorch::runtime::Result<BlobView> parse_blob(const void* data, size_t size);
+
+/// parse_blob without the checksum, which reads every byte of the IR: for a load
+/// that may not need the IR at all (a model cache hit). Call verify_checksum
+/// before the IR's bytes are used.
+executorch::runtime::Result<BlobView> parse_blob_header(const void* data, size_t size);
+
+/// InvalidArgument, with a log line, when the IR does not match the stored checksum.
+executorch::runtime::Error verify_checksum(const BlobView& blob);
 
 }  // namespace executorch_openvino

@@ -1,0 +1,181 @@
+"""The model cache (cache_dir): the IR goes there as files named by its digest, and
+OpenVINO's cache keyed on that path makes later loads skip the weights entirely.
+A cached model must never stand in for another program or for a damaged IR."""
+
+import copy
+import re
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from executorch_openvino import openvino_compile_specs
+from executorch_openvino.blob import HEADER_SIZE, MAGIC, checksum, ir_digest, read_blob
+from harness import LoweredProgram, assert_close, eager, lower, run
+
+CHECKSUM_OFFSET = 80
+DIGEST_OFFSET = 84
+
+
+class Linear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+def _inputs():
+    return [(torch.randn(4, 16),) for _ in range(2)]
+
+
+def _lowered(tmp_path: Path, cache: Path, name: str = "model") -> tuple:
+    model = Linear().eval()
+    specs = openvino_compile_specs(cache_dir=str(cache))
+    return model, lower(model, _inputs()[0], tmp_path, compile_specs=specs, name=name)
+
+
+def _blob_offset(program: bytes) -> int:
+    offset = program.find(MAGIC)
+    assert offset >= 0, "the program holds no OpenVINO blob"
+    return offset
+
+
+def _blob(lowered: LoweredProgram):
+    data = lowered.path.read_bytes()
+    return read_blob(data[_blob_offset(data):])
+
+
+def _ir_files(cache: Path, lowered: LoweredProgram) -> tuple:
+    stem = cache / f"etov-ir-{_blob(lowered).ir_digest.hex()}"
+    return stem.with_suffix(".xml"), stem.with_suffix(".bin")
+
+
+def _check_runs_like_eager(model, lowered, rtol=None, atol=None):
+    method = lowered.load_method()
+    for inputs in _inputs():
+        assert_close(run(method, inputs), eager(model, inputs), rtol=rtol, atol=atol)
+
+
+def _weights_at(data: bytes, lowered: LoweredProgram) -> int:
+    return data.index(_blob(lowered).ir_weights, _blob_offset(data) + HEADER_SIZE)
+
+
+def test_first_load_writes_the_ir_named_by_its_digest_and_the_next_imports_it(tmp_path, capfd):
+    cache = tmp_path / "cache"
+    model, lowered = _lowered(tmp_path, cache)
+    _check_runs_like_eager(model, lowered)
+    assert "), compiled" in capfd.readouterr().err
+    xml, weights = _ir_files(cache, lowered)
+    blob = _blob(lowered)
+    assert xml.read_bytes() == blob.ir_xml and weights.read_bytes() == blob.ir_weights
+
+    _check_runs_like_eager(model, lowered)
+    assert "imported from the model cache" in capfd.readouterr().err
+
+
+def test_cache_hit_does_not_read_the_programs_weights(tmp_path, capfd):
+    """A hit needs only the blob's header: damaged weights after it go unread.
+
+    Without the cache the same damage fails the load on the checksum."""
+    cache = tmp_path / "cache"
+    model, lowered = _lowered(tmp_path, cache)
+    _check_runs_like_eager(model, lowered)
+    data = bytearray(lowered.path.read_bytes())
+    weights_at = _weights_at(data, lowered)
+    data[weights_at : weights_at + len(_blob(lowered).ir_weights)] = bytes(len(_blob(lowered).ir_weights))
+    lowered.path.write_bytes(bytes(data))
+
+    _check_runs_like_eager(model, lowered)
+    assert "imported from the model cache" in capfd.readouterr().err
+    for file in cache.glob("*.blob"):
+        file.unlink()
+    with pytest.raises(RuntimeError):
+        lowered.load_method()
+    assert "checksum" in capfd.readouterr().err
+
+
+def test_damaged_ir_file_is_written_again_before_openvino_compiles_it_into_the_cache(tmp_path, capfd):
+    cache = tmp_path / "cache"
+    model, lowered = _lowered(tmp_path, cache)
+    _check_runs_like_eager(model, lowered)
+    _, weights = _ir_files(cache, lowered)
+    good_weights = weights.read_bytes()
+    # The first constant, the bias, set to zero: the IR still compiles, to a wrong model.
+    assert b'shape="16" offset="0" size="64"' in _blob(lowered).ir_xml
+    weights.write_bytes(bytes(64) + good_weights[64:])
+    # Without its cached model (a new OpenVINO release, a cleaned cache), OpenVINO
+    # compiles the files.
+    for file in cache.glob("*.blob"):
+        file.unlink()
+
+    _check_runs_like_eager(model, lowered)
+    assert "does not hold this program's IR" in capfd.readouterr().err
+    assert weights.read_bytes() == good_weights
+    # The model OpenVINO compiled from the damaged files is never imported.
+    _check_runs_like_eager(model, lowered)
+    assert "imported from the model cache" in capfd.readouterr().err
+
+
+def _with_weights_doubled(model: torch.nn.Module, lowered: LoweredProgram, path: Path) -> tuple:
+    """`model` with every parameter doubled, and its program made from `lowered` by
+    doubling the IR's float constants: the same IR XML byte for byte, other weights."""
+    data = bytearray(lowered.path.read_bytes())
+    blob = _blob(lowered)
+    doubled = bytearray(blob.ir_weights)
+    constants = re.findall(rb'element_type="f32" shape="[0-9, ]+" offset="(\d+)" size="(\d+)"', blob.ir_xml)
+    assert sum(int(size) for _, size in constants) == (16 * 16 + 16) * 4, "expected the Linear's weight and bias"
+    for offset, size in constants:
+        begin, end = int(offset), int(offset) + int(size)
+        doubled[begin:end] = (np.frombuffer(blob.ir_weights[begin:end], dtype=np.float32) * 2).tobytes()
+    doubled = bytes(doubled)
+    weights_at = _weights_at(data, lowered)
+    data[weights_at : weights_at + len(doubled)] = doubled
+    header_at = _blob_offset(data)
+    struct.pack_into("<I12s", data, header_at + CHECKSUM_OFFSET,
+                     checksum(blob.ir_xml, doubled), ir_digest(blob.ir_xml, doubled))
+    path.write_bytes(bytes(data))
+    doubled_model = copy.deepcopy(model)
+    with torch.no_grad():
+        for parameter in doubled_model.parameters():
+            parameter.mul_(2)
+    return doubled_model, LoweredProgram(lowered.manager, path)
+
+
+def test_programs_with_the_same_ir_xml_and_other_weights_never_share_a_cached_model(tmp_path):
+    cache = tmp_path / "cache"
+    model, lowered = _lowered(tmp_path, cache)
+    doubled_model, doubled = _with_weights_doubled(model, lowered, tmp_path / "doubled.pte")
+    assert _blob(doubled).ir_xml == _blob(lowered).ir_xml
+    for _ in range(2):
+        _check_runs_like_eager(model, lowered)
+        _check_runs_like_eager(doubled_model, doubled)
+    assert len(list(cache.glob("etov-ir-*.xml"))) == 2
+
+
+def test_program_without_a_digest_uses_openvinos_own_cache(tmp_path, capfd):
+    """Programs exported before the digest existed carry zeros in its place."""
+    cache = tmp_path / "cache"
+    model, lowered = _lowered(tmp_path, cache)
+    data = bytearray(lowered.path.read_bytes())
+    digest_at = _blob_offset(data) + DIGEST_OFFSET
+    data[digest_at : digest_at + 12] = bytes(12)
+    lowered.path.write_bytes(bytes(data))
+
+    _check_runs_like_eager(model, lowered)
+    _check_runs_like_eager(model, lowered)
+    assert "imported from the model cache" in capfd.readouterr().err
+    assert not list(cache.glob("etov-ir-*")), "a program without a digest got IR files"
+
+
+def test_cache_dir_that_cannot_be_created_fails_the_load_naming_it(tmp_path, capfd):
+    """As OpenVINO on its own does: a cache the user asked for is not silently dropped."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    _, lowered = _lowered(tmp_path, blocker / "cache")
+    with pytest.raises(RuntimeError):
+        lowered.load_method()
+    assert f"cannot create {blocker / 'cache'}" in capfd.readouterr().err
