@@ -6,7 +6,8 @@
 # of fully delegated programs with static and dynamic outputs, and runs:
 #   - etov_load_runner: every program loaded, executed ITERATIONS times (inputs of
 #     dynamic programs change size every call) and destroyed, LOADS times over, all
-#     in one process; then again at per-load precision bf16;
+#     in one process; then again at per-load precision bf16; then twice with a
+#     cache_dir (the first load writes the model cache, the second imports it);
 #   - etov_tensor_binding_test: the zero-copy binding test;
 #   - etov_crc32_test: the blob checksum, folded and table implementations;
 #   - etov_blob_driver: real blobs, crafted damaged ones, MUTATIONS randomly mutated
@@ -54,6 +55,8 @@ export LSAN_OPTIONS=suppressions=$ROOT/backends/openvino/tests/cpp/lsan.supp:pri
 set -x
 "$BUILD/etov_load_runner" --iterations "$ITERATIONS" --loads "$LOADS" --vary-dim0 "$WORK"/programs/*.pte > "$WORK/f32.out"
 "$BUILD/etov_load_runner" --precision bf16 --iterations "$ITERATIONS" --vary-dim0 "$WORK"/programs/*.pte > "$WORK/bf16.out"
+"$BUILD/etov_load_runner" --cache-dir "$WORK/cache" --iterations 10 --loads 2 "$WORK"/programs/*.pte > "$WORK/cached.out"
+ls "$WORK"/cache/etov-ir-*.xml > /dev/null  # the model cache holds the IR files
 "$BUILD/etov_tensor_binding_test"
 "$BUILD/etov_crc32_test"
 xargs "$BUILD/etov_blob_driver" < "$WORK/blob-list" > "$WORK/blobs.out"

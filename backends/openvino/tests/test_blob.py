@@ -1,5 +1,7 @@
 """The blob format in Python (blob.py) against what the runtime expects."""
 
+import hashlib
+
 import openvino as ov
 import openvino.opset13 as ops
 import numpy as np
@@ -32,3 +34,8 @@ def test_damaged_blob_is_refused_by_its_checksum():
     data[-1] ^= 0x80
     with pytest.raises(ValueError, match="checksum"):
         read_blob(bytes(data))
+
+
+def test_blob_names_its_ir_by_a_blake2b_digest_of_xml_and_weights():
+    blob = read_blob(write_blob(_model()))
+    assert blob.ir_digest == hashlib.blake2b(blob.ir_xml + blob.ir_weights, digest_size=12).digest()

@@ -179,3 +179,10 @@ def test_cache_dir_that_cannot_be_created_fails_the_load_naming_it(tmp_path, cap
     with pytest.raises(RuntimeError):
         lowered.load_method()
     assert f"cannot create {blocker / 'cache'}" in capfd.readouterr().err
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, a folder no file can be written to")
+def test_cache_dir_that_cannot_be_written_still_loads_from_memory(tmp_path, capfd):
+    model, lowered = _lowered(tmp_path, Path("/proc/self"))
+    _check_runs_like_eager(model, lowered)
+    assert "OpenVINO model cache: cannot write /proc/self/etov-ir-" in capfd.readouterr().err
