@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Dict, Tuple
 
-from executorch_openvino.blob import ALIGNMENT, HEADER_SIZE, checksum
+from executorch_openvino.blob import ALIGNMENT, HEADER_SIZE, checksum, ir_digest
 
 import torch
 from executorch.exir import to_edge
@@ -86,10 +86,11 @@ def split_blob(blob: bytes) -> Tuple[bytes, str, bytes]:
 
 
 def join_blob(header: bytes, xml, weights: bytes) -> bytes:
-    """A blob with `header`'s magic and versions, and sizes and checksum that match `xml` and `weights`."""
+    """A blob with `header`'s magic and versions, and sizes, checksum and digest that match `xml` and `weights`."""
     xml = xml.encode() if isinstance(xml, str) else bytes(xml)
     header = bytearray(header)
-    struct.pack_into("<QQI", header, 64, len(xml), len(weights), checksum(xml, weights))
+    struct.pack_into("<QQI12s", header, 64, len(xml), len(weights), checksum(xml, weights),
+                     ir_digest(xml, weights))
     offset = (HEADER_SIZE + len(xml) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
     return bytes(header) + xml + b"\0" * (offset - HEADER_SIZE - len(xml)) + bytes(weights)
 
