@@ -134,14 +134,6 @@ std::string precision_of(const ov::CompiledModel& compiled) {
   }
 }
 
-const char* origin_of(const ov::CompiledModel& compiled) {
-  try {
-    return compiled.get_property(ov::loaded_from_cache) ? "imported from the model cache" : "compiled";
-  } catch (const std::exception&) {
-    return "compiled";
-  }
-}
-
 class OpenvinoBackend final : public executorch::runtime::BackendInterface {
  public:
   bool is_available() const override { return true; }
@@ -166,7 +158,8 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
     }
     ET_LOG(Info, "OpenVINO delegate loaded on %s at inference precision %s (%zu inputs, %zu outputs), %s",
            options->device.c_str(), precision_of((*delegate)->compiled).c_str(),
-           (*delegate)->inputs.size(), (*delegate)->outputs.size(), origin_of((*delegate)->compiled));
+           (*delegate)->inputs.size(), (*delegate)->outputs.size(),
+           imported_from_cache((*delegate)->compiled) ? "imported from the model cache" : "compiled");
     return delegate->release();
   }
 

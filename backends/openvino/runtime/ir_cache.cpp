@@ -109,6 +109,14 @@ ov::CompiledModel compile_file(ov::Core& core, const IrFiles& files, const LoadO
 
 }  // namespace
 
+bool imported_from_cache(const ov::CompiledModel& compiled) noexcept {
+  try {
+    return compiled.get_property(ov::loaded_from_cache);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob) {
   const fs::path stem = fs::path(cache_dir) / ("etov-ir-" + hex(blob.ir_digest));
   IrFiles files{stem, stem};
@@ -151,7 +159,7 @@ Result<ov::CompiledModel> compile_through_ir_files(ov::Core& core, const BlobVie
     return compile_file(core, files, options);
   }
   ov::CompiledModel compiled = compile_file(core, files, options);
-  if (compiled && compiled.get_property(ov::loaded_from_cache)) {
+  if (compiled && imported_from_cache(compiled)) {
     return compiled;
   }
   // OpenVINO read the files themselves: they must hold this program's IR.

@@ -26,6 +26,10 @@
 
 namespace executorch_openvino {
 
+/// Whether OpenVINO imported `compiled` from its model cache; false where the
+/// device cannot tell.
+bool imported_from_cache(const ov::CompiledModel& compiled) noexcept;
+
 /// The paths of one IR in a cache directory.
 struct IrFiles {
   std::filesystem::path xml;
