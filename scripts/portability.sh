@@ -5,7 +5,8 @@
 #          repo; lowers a small CNN with OpenvinoPartitioner, saves the .pte, two input
 #          sets and their eager outputs.
 #   env B: the same but openvino 2025.4.1, with this repo built against it; loads env A's
-#          .pte once and runs both input sets, compared with eager at rtol=atol=1e-5.
+#          .pte three times (no cache; a model cache, written then imported) and runs both
+#          input sets on each, compared with eager at rtol=atol=1e-5.
 #
 # Usage: bash scripts/portability.sh
 #

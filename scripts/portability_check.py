@@ -15,7 +15,9 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 PTE_NAME = "model.pte"
@@ -153,8 +155,30 @@ def _loaded_openvino_libraries() -> list:
                        if "libopenvino" in line and line.split()[-1].startswith("/")})
 
 
+def _compare_with_eager(method, reference: dict, label: str) -> list:
+    """Runs every saved input set on `method`; returns what differs from eager."""
+    import torch
+
+    failures = []
+    for index, (inputs, expected) in enumerate(zip(reference["inputs"], reference["outputs"])):
+        actual = [output.clone() if isinstance(output, torch.Tensor) else output
+                  for output in method.execute(list(inputs))]
+        try:
+            if len(actual) != len(expected):
+                raise AssertionError(f"{len(actual)} outputs, eager gave {len(expected)}")
+            for got, want in zip(actual, expected):
+                torch.testing.assert_close(got, want, rtol=RTOL, atol=ATOL)
+        except AssertionError as error:
+            failures.append(f"{label}, input set {index}: {error}")
+            print(f"{label}, input set {index}: MISMATCH\n{error}", flush=True)
+        else:
+            worst = max(float((got - want).abs().max()) for got, want in zip(actual, expected))
+            print(f"{label}, input set {index}: matches eager (max abs diff {worst:.3g})", flush=True)
+    return failures
+
+
 def run(out_dir: str, expected_openvino: str) -> int:
-    """Env B: loads the .pte from env A once and runs every saved input set on that one method."""
+    """Env B: loads the .pte from env A, without and with a model cache, and runs every saved input set."""
     import openvino
     import torch
     from executorch.runtime import Runtime
@@ -174,27 +198,20 @@ def run(out_dir: str, expected_openvino: str) -> int:
     if not library_version.startswith(expected_openvino):
         return fail(f"the runtime library reports OpenVINO {library_version}, expected {expected_openvino}")
 
-    program = Runtime.get().load_program(out / PTE_NAME)
-    method = program.load_method("forward")
-    if method is None:
-        return fail(f"{out / PTE_NAME} has no method 'forward'")
+    # Three loads: without a cache, then twice with one (the first writes the IR files
+    # and OpenVINO's compiled model, the second imports it).
+    cache_dir = tempfile.mkdtemp(prefix="portability_cache_")
     failures = []
-    for index, (inputs, expected) in enumerate(zip(reference["inputs"], reference["outputs"])):
-        actual = [output.clone() if isinstance(output, torch.Tensor) else output
-                  for output in method.execute(list(inputs))]
-        try:
-            if len(actual) != len(expected):
-                raise AssertionError(f"{len(actual)} outputs, eager gave {len(expected)}")
-            for got, want in zip(actual, expected):
-                torch.testing.assert_close(got, want, rtol=RTOL, atol=ATOL)
-        except AssertionError as error:
-            failures.append(f"input set {index}: {error}")
-            print(f"input set {index}: MISMATCH\n{error}", flush=True)
-        else:
-            worst = max(float((got - want).abs().max()) for got, want in zip(actual, expected))
-            print(f"input set {index}: matches eager (max abs diff {worst:.3g})", flush=True)
+    for label, cache in (("no cache", ""), ("cache, first load", cache_dir), ("cache, second load", cache_dir)):
+        executorch_openvino.set_runtime_options(cache_dir=cache)
+        method = Runtime.get().load_program(out / PTE_NAME).load_method("forward")
+        if method is None:
+            return fail(f"{out / PTE_NAME} has no method 'forward'")
+        failures += _compare_with_eager(method, reference, label)
+    executorch_openvino.set_runtime_options(cache_dir="")
+    shutil.rmtree(cache_dir, ignore_errors=True)
     if failures:
-        return fail(f"{len(failures)} of {len(reference['inputs'])} input sets differ from eager")
+        return fail(f"{len(failures)} runs of an input set differ from eager")
 
     # Checked after inference, when the device plugin is loaded too.
     site_packages = package_dir.parent

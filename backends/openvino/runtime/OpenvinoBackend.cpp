@@ -60,22 +60,40 @@ struct Delegate {
   std::vector<OutputBinding> outputs;
 };
 
-// Compiles the blob's IR: through its files in the cache directory when there is
-// one and the program names its IR by a digest, from memory otherwise. Throws
-// what OpenVINO throws.
-Result<ov::CompiledModel> compile_blob(const BlobView& blob, const LoadOptions& options) {
-  ov::Core& core = shared_core();
-  if (!options.cache_dir.empty() && blob.has_ir_digest()) {
-    Result<ov::CompiledModel> compiled = compile_through_ir_files(core, blob, options);
-    if (!compiled.ok() || *compiled) {
-      return compiled;
-    }
-  }
+Result<ov::CompiledModel> compile_from_memory(ov::Core& core, const BlobView& blob,
+                                              const LoadOptions& options) {
   ET_CHECK_OK_OR_RETURN_ERROR(verify_checksum(blob));
   // The weights tensor borrows the blob's memory, which the delegate keeps.
   const ov::Tensor weights(ov::element::u8, ov::Shape{blob.ir_weights_size},
                            const_cast<uint8_t*>(blob.ir_weights));
   return core.compile_model(std::string(blob.ir_xml), weights, options.device, compile_config(options));
+}
+
+// Compiles the blob's IR: through its files in the cache directory when there is
+// one and the program names its IR by a digest, from memory otherwise. Throws
+// what OpenVINO throws.
+Result<ov::CompiledModel> compile_blob(const BlobView& blob, const LoadOptions& options) {
+  ov::Core& core = shared_core();
+  if (options.cache_dir.empty() || !blob.has_ir_digest()) {
+    return compile_from_memory(core, blob, options);
+  }
+  Result<ov::CompiledModel> compiled = compile_through_ir_files(core, blob, options);
+  if (compiled.ok() && *compiled) {
+    return compiled;
+  }
+  if (compiled.ok()) {
+    return compile_from_memory(core, blob, options);
+  }
+  if (compiled.error() != Error::AccessFailed) {
+    return compiled.error();
+  }
+  // A cache is there to make loads faster: a folder it cannot use does not stop
+  // the program from loading (OpenVINO on its own throws, or not, by release).
+  ET_LOG(Error, "OpenVINO model cache: cache_dir %s cannot be used; loading without the cache",
+         options.cache_dir.c_str());
+  LoadOptions without_cache = options;
+  without_cache.cache_dir.clear();
+  return compile_from_memory(core, blob, without_cache);
 }
 
 Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,

@@ -154,7 +154,7 @@ Result<ov::CompiledModel> compile_through_ir_files(ov::Core& core, const BlobVie
     // The IR is about to be copied out: it must be the IR that was exported.
     ET_CHECK_OK_OR_RETURN_ERROR(verify_checksum(blob));
     if (!write_ir_files(files, blob)) {
-      return ov::CompiledModel{};
+      return Error::AccessFailed;
     }
     return compile_file(core, files, options);
   }
@@ -170,7 +170,7 @@ Result<ov::CompiledModel> compile_through_ir_files(ov::Core& core, const BlobVie
   ET_LOG(Error, "OpenVINO model cache: %s does not hold this program's IR; writing it again",
          files.xml.c_str());
   if (!write_ir_files(files, blob)) {
-    return ov::CompiledModel{};
+    return Error::AccessFailed;
   }
   return compile_file(core, files, options);
 }

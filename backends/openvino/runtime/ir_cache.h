@@ -50,10 +50,12 @@ bool ir_files_match(const IrFiles& files, const BlobView& blob);
 bool write_ir_files(const IrFiles& files, const BlobView& blob);
 
 /// Compiles `blob` through its IR files in options.cache_dir (options.cache_dir
-/// set, blob.has_ir_digest()). Returns an empty CompiledModel, after a log line,
-/// when the files cannot be written or compiled: the caller then compiles from
-/// memory. Returns InvalidArgument when the IR had to be read and its checksum
-/// does not match.
+/// set, blob.has_ir_digest()). After a log line, returns:
+///   - an empty CompiledModel when OpenVINO cannot compile the files: the caller
+///     compiles from memory, which reports the IR's own problems;
+///   - AccessFailed when the folder cannot be created or written: the caller
+///     loads without the cache;
+///   - InvalidArgument when the IR had to be read and its checksum does not match.
 executorch::runtime::Result<ov::CompiledModel> compile_through_ir_files(ov::Core& core,
                                                                         const BlobView& blob,
                                                                         const LoadOptions& options);

@@ -171,18 +171,21 @@ def test_program_without_a_digest_uses_openvinos_own_cache(tmp_path, capfd):
     assert not list(cache.glob("etov-ir-*")), "a program without a digest got IR files"
 
 
-def test_cache_dir_that_cannot_be_created_fails_the_load_naming_it(tmp_path, capfd):
-    """As OpenVINO on its own does: a cache the user asked for is not silently dropped."""
+def test_cache_dir_that_cannot_be_created_loads_without_the_cache_naming_it(tmp_path, capfd):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    _, lowered = _lowered(tmp_path, blocker / "cache")
-    with pytest.raises(RuntimeError):
-        lowered.load_method()
-    assert f"cannot create {blocker / 'cache'}" in capfd.readouterr().err
+    model, lowered = _lowered(tmp_path, blocker / "cache")
+    _check_runs_like_eager(model, lowered)
+    log = capfd.readouterr().err
+    assert f"cannot create {blocker / 'cache'}" in log
+    assert f"cache_dir {blocker / 'cache'} cannot be used; loading without the cache" in log
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, a folder no file can be written to")
-def test_cache_dir_that_cannot_be_written_still_loads_from_memory(tmp_path, capfd):
+def test_cache_dir_that_cannot_be_written_loads_without_the_cache(tmp_path, capfd):
+    """OpenVINO 2025.4 on its own fails such a load, 2026.4 goes on: ours always goes on."""
     model, lowered = _lowered(tmp_path, Path("/proc/self"))
     _check_runs_like_eager(model, lowered)
-    assert "OpenVINO model cache: cannot write /proc/self/etov-ir-" in capfd.readouterr().err
+    log = capfd.readouterr().err
+    assert "OpenVINO model cache: cannot write /proc/self/etov-ir-" in log
+    assert "cache_dir /proc/self cannot be used; loading without the cache" in log
