@@ -62,5 +62,6 @@ ls "$WORK"/cache/etov-ir-*.xml > /dev/null  # the model cache holds the IR files
 xargs "$BUILD/etov_blob_driver" < "$WORK/blob-list" > "$WORK/blobs.out"
 set +x
 echo "sanitize.sh: $(grep -c '^method .* loaded' "$WORK/f32.out") + $(grep -c '^method .* loaded' "$WORK/bf16.out") loads," \
-     "$ITERATIONS executes each; tensor binding and CRC-32 tests; $(wc -l < "$WORK/blob-list") blobs through init" \
+     "$ITERATIONS executes each; $(grep -c '^method .* loaded' "$WORK/cached.out") through a cache_dir;" \
+     "tensor binding and CRC-32 tests; $(wc -l < "$WORK/blob-list") blobs through init" \
      "($(grep -c 'loaded and destroyed' "$WORK/blobs.out") loaded): no report from -fsanitize=$SANITIZE or LeakSanitizer"
