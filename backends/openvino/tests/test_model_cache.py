@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from executorch_openvino import openvino_compile_specs
-from executorch_openvino.blob import HEADER_SIZE, MAGIC, checksum, ir_digest, read_blob
+from executorch_openvino.blob import DIGEST_SIZE, HEADER_SIZE, MAGIC, checksum, ir_digest, read_blob
 from harness import LoweredProgram, assert_close, eager, lower, run
 
 CHECKSUM_OFFSET = 80
@@ -135,7 +135,7 @@ def _with_weights_doubled(model: torch.nn.Module, lowered: LoweredProgram, path:
     weights_at = _weights_at(data, lowered)
     data[weights_at : weights_at + len(doubled)] = doubled
     header_at = _blob_offset(data)
-    struct.pack_into("<I12s", data, header_at + CHECKSUM_OFFSET,
+    struct.pack_into(f"<I{DIGEST_SIZE}s", data, header_at + CHECKSUM_OFFSET,
                      checksum(blob.ir_xml, doubled), ir_digest(blob.ir_xml, doubled))
     path.write_bytes(bytes(data))
     doubled_model = copy.deepcopy(model)
@@ -162,7 +162,7 @@ def test_program_without_a_digest_uses_openvinos_own_cache(tmp_path, capfd):
     model, lowered = _lowered(tmp_path, cache)
     data = bytearray(lowered.path.read_bytes())
     digest_at = _blob_offset(data) + DIGEST_OFFSET
-    data[digest_at : digest_at + 12] = bytes(12)
+    data[digest_at : digest_at + DIGEST_SIZE] = bytes(DIGEST_SIZE)
     lowered.path.write_bytes(bytes(data))
 
     _check_runs_like_eager(model, lowered)
