@@ -21,6 +21,16 @@ from executorch_openvino.op_support import op_name
 Inputs = Tuple[Any, ...]
 
 
+def cpu_runs_bf16() -> bool:
+    """Whether this CPU has bfloat16 units; without them OpenVINO runs a bf16 request in f32."""
+    import openvino as ov
+
+    return "BF16" in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+
+
+NO_BF16_REASON = "this CPU has no bfloat16 units: OpenVINO runs bf16 requests in f32"
+
+
 def default_tolerance(dtype: torch.dtype) -> Tuple[float, float]:
     """(rtol, atol) for results computed in float32, or exact for integers and bool."""
     if dtype in (torch.float32, torch.float64):

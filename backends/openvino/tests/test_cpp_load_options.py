@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Dict, List, Sequence
 
 import numpy as np
-import openvino as ov
 import pytest
 import torch
 
 from cpp_build import cpp_programs
 from cpp_programs import LinearRelu
-from harness import lower
+from harness import NO_BF16_REASON, cpu_runs_bf16, lower
 from executorch_openvino import openvino_compile_specs
 
 OUTPUT_LINE = re.compile(r"^output (\d+) execute (\d+): (\w+) \[([\d, ]*)\] =(.*)$")
@@ -47,10 +46,6 @@ def outputs(stdout: str) -> Dict[int, torch.Tensor]:
             values = [float(value) for value in match.group(5).split()]
             found[int(match.group(1))] = torch.tensor(values, dtype=torch.float32).reshape(shape)
     return found
-
-
-def cpu_runs_bf16() -> bool:
-    return "BF16" in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
 
 
 def relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
@@ -86,7 +81,7 @@ def programs(tmp_path_factory):
 )
 def test_per_load_precision(programs, program, args, precision, tolerance):
     if precision == "bf16" and not cpu_runs_bf16():
-        pytest.skip("this CPU has no bfloat16 units: OpenVINO runs bf16 requests in f32")
+        pytest.skip(NO_BF16_REASON)
     result = run_runner(programs[program], *args)
     assert result.returncode == 0, result.stderr
     assert f"at inference precision {precision} (1 inputs, 1 outputs)" in result.stderr
@@ -97,7 +92,7 @@ def test_per_load_precision(programs, program, args, precision, tolerance):
 
 def test_per_load_bf16_computes_differently_from_f32(programs):
     if not cpu_runs_bf16():
-        pytest.skip("this CPU has no bfloat16 units: OpenVINO runs bf16 requests in f32")
+        pytest.skip(NO_BF16_REASON)
     f32 = outputs(run_runner(programs["plain"], "--precision", "f32").stdout)[0]
     bf16_run = run_runner(programs["plain"], "--precision", "bf16")
     bf16 = outputs(bf16_run.stdout)[0]

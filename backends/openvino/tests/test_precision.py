@@ -11,7 +11,7 @@ import executorch_openvino
 import executorch_openvino.compile_specs as spec_module
 import executorch_openvino.preprocess
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs, set_runtime_options
-from harness import eager, lower, run
+from harness import NO_BF16_REASON, cpu_runs_bf16, eager, lower, run
 from models import Mlp
 
 
@@ -53,6 +53,8 @@ def test_addmm_computes_in_float32_by_default_on_cpu(tmp_path):
 
 
 def test_bf16_opt_in_runs_at_bf16_within_2e_2(tmp_path, capfd):
+    if not cpu_runs_bf16():
+        pytest.skip(NO_BF16_REASON)
     model = Addmm().eval()
     lowered = lower(model, _addmm_inputs()[0], tmp_path, compile_specs=openvino_compile_specs(inference_precision="bf16"))
     method = lowered.load_method()
@@ -99,6 +101,8 @@ def test_runtime_refuses_a_bad_precision_read_from_the_program(tmp_path, monkeyp
 
 
 def test_load_time_override_turns_an_f32_program_into_bf16_and_back(tmp_path, capfd, reset_runtime_options):
+    if not cpu_runs_bf16():
+        pytest.skip(NO_BF16_REASON)
     model = Addmm().eval()
     lowered = lower(model, _addmm_inputs()[0], tmp_path, compile_specs=openvino_compile_specs(inference_precision="f32"))
     inputs = _addmm_inputs()[1]
