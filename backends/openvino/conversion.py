@@ -41,9 +41,26 @@ def to_graph_module(edge_program: ExportedProgram) -> torch.fx.GraphModule:
 
     The user's program is not changed: ``module()`` builds a new GraphModule.
     """
-    graph_module = edge_program.module()
+    return prepare_graph_module(edge_program.module())
+
+
+def prepare_graph_module(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """Turns ExecuTorch's dim-order ops back into aten ops and runs our passes, in place."""
     graph_module = DimOrderOpsRevertPass()(graph_module).graph_module
     return run_passes(graph_module)
+
+
+def convert_with_frontend(
+    graph_module: torch.fx.GraphModule, input_types: List[torch.dtype], input_shapes: List[List[int]]
+) -> ov.Model:
+    """Runs OpenVINO's PyTorch frontend on a prepared graph module (-1 marks a dynamic size).
+
+    Raises OpenVINO's ``OpConversionFailure`` naming every node it could not convert.
+    """
+    frontend = FrontEndManager().load_by_framework("pytorch")
+    # The decoder must outlive the conversion: the frontend calls back into it.
+    decoder = TorchFXPythonDecoder(graph_module, input_types=input_types, input_shapes=input_shapes)
+    return frontend.convert(frontend.load(decoder))
 
 
 def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
@@ -58,14 +75,11 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
     output_positions = _unique_outputs(graph_module)
     placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
     inputs = [_input_type_and_shape(node, edge_program) for node in placeholders]
-    frontend = FrontEndManager().load_by_framework("pytorch")
-    # The decoder must outlive the conversion: the frontend calls back into it.
-    decoder = TorchFXPythonDecoder(
+    model = convert_with_frontend(
         graph_module,
-        input_types=[torch_type for torch_type, _, _ in inputs],
-        input_shapes=[torch_shape for _, torch_shape, _ in inputs],
+        [torch_type for torch_type, _, _ in inputs],
+        [torch_shape for _, torch_shape, _ in inputs],
     )
-    model = frontend.convert(frontend.load(decoder))
     parameters = model.get_parameters()
     if len(parameters) != len(placeholders):
         raise RuntimeError(

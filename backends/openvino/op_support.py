@@ -10,6 +10,8 @@ from typing import Collection, FrozenSet, Mapping, Optional
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from .argument_rules import argument_refusal
+
 logger = logging.getLogger(__name__)
 
 # Dtypes the C++ runtime binds bit for bit (runtime/tensor_binding.cpp, to_ov_type).
@@ -77,7 +79,8 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
 
     A node is refused when the user asked to skip its op type or name, when the
     copy rules (copy_rules.py) place it on the CPU, when
-    OpenVINO's frontend has no conversion for it, when it reads or makes a tensor
+    OpenVINO's frontend has no conversion for it, when its arguments select a
+    variant OpenVINO computes wrong (argument_rules.py), when it reads or makes a tensor
     of a dtype the runtime does not bind, or when it reads a value that is not a
     tensor, such as a symbolic size (the frontend converts such inputs in shapes
     that its ops do not agree on). Each reason is logged once per op.
@@ -119,6 +122,9 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             return None
         if name not in openvino_supported_ops():
             return "OpenVINO's PyTorch frontend does not convert it"
+        wrong_variant = argument_refusal(name, node)
+        if wrong_variant:
+            return wrong_variant
         for arg in node.all_input_nodes:
             value = arg.meta.get("val")
             if not isinstance(value, (torch.Tensor, list, tuple)):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Collection, Dict, List, Optional
+from typing import Collection, Dict, FrozenSet, List, Optional, Set
 
 import torch
 from executorch.exir.backend.compile_spec_schema import CompileSpec
@@ -13,6 +13,7 @@ from torch.export.exported_program import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from .compile_specs import parse_compile_specs, with_defaults
+from .conversion_check import unconvertible_nodes
 from .copy_rules import CopyPlacement
 from .op_support import OpenvinoOperatorSupport
 from .preprocess import BACKEND_ID
@@ -54,11 +55,15 @@ class OpenvinoPartitioner(Partitioner):
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         placement = CopyPlacement(exported_program, self.options.effective_precision)
         cpu_nodes = placement.copies_of_inputs()
-        # Moving a copy out changes which copies leave their partitions, so repeat
-        # until nothing moves; every round moves at least one node, so it ends.
+        converted: Set[FrozenSet[str]] = set()
+        # Moving a copy out changes which copies leave their partitions, and moving
+        # an unconvertible node out changes the partitions, so repeat until nothing
+        # moves; every round moves at least one node, so it ends.
         while True:
             partitions = self._propose_partitions(exported_program, cpu_nodes)
             moved = placement.constant_copies_to_move_out([p.nodes for p in partitions])
+            if not moved:
+                moved = _unconvertible(exported_program, partitions, converted)
             moved = {name: reason for name, reason in moved.items() if name not in cpu_nodes}
             if not moved:
                 break
@@ -81,6 +86,25 @@ class OpenvinoPartitioner(Partitioner):
         return CapabilityBasedPartitioner(
             exported_program.graph_module, support, allows_single_node_partition=True
         ).propose_partitions()
+
+
+def _unconvertible(exported_program: ExportedProgram, partitions: list,
+                   converted: Set[FrozenSet[str]]) -> Dict[str, str]:
+    """Nodes of the proposed partitions that OpenVINO's frontend fails on, with the reason.
+
+    `converted` remembers the partitions that converted, so that each is tried once.
+    """
+    failed: Dict[str, str] = {}
+    for partition in partitions:
+        members = frozenset(node.name for node in partition.nodes)
+        if members in converted or all(_is_getitem(node) for node in partition.nodes):
+            continue
+        found = unconvertible_nodes(exported_program, partition.nodes)
+        if found:
+            failed.update(found)
+        else:
+            converted.add(members)
+    return failed
 
 
 def _is_getitem(node: torch.fx.Node) -> bool:

@@ -1,4 +1,4 @@
-"""Graph passes that preprocess runs on a partition before OpenVINO converts it.
+"""Graph passes run on a partition before OpenVINO converts it (conversion.prepare_graph_module).
 
 One pass per file; ``PASSES`` lists them in the order they run.
 """
@@ -11,13 +11,17 @@ import torch
 
 from .cast_reduction_input import cast_reduction_input
 from .decompose_integer_floor_divide import decompose_integer_floor_divide
-from .fold_constant_cumsum import fold_constant_cumsum
+from .fold_miscomputed_constants import fold_miscomputed_constants
+from .rewrite_avg_pool_divisor_override import rewrite_avg_pool_divisor_override
+from .rewrite_embedding_bag_last_offset import rewrite_embedding_bag_last_offset
 
 PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     decompose_integer_floor_divide,
     # Before the cast: a folded cumsum needs none.
-    fold_constant_cumsum,
+    fold_miscomputed_constants,
     cast_reduction_input,
+    rewrite_avg_pool_divisor_override,
+    rewrite_embedding_bag_last_offset,
 ]
 
 

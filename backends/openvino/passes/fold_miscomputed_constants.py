@@ -1,46 +1,67 @@
-"""Integer cumsums that read only constants, computed once at lowering.
+"""Ops over constants that OpenVINO's CPU plugin computes wrong, computed once at lowering.
 
-OpenVINO's CPU plugin (seen here on 2026.4.1, reported on 2025.4.1 and
-2026.0.0) gives wrong results from the second inference on for an int64 or int32
-cumsum whose input is a constant. pi0 builds its attention masks from
-``cumsum(att_masks)`` over a constant pattern, ANDed with the call's padding
-mask: through one loaded program, each call's mask came out as the AND of the
-masks of every call so far (with 300 valid tokens and then 700, the second mask
-was wrong in 420400 of its 665856 values). Replacing such a cumsum with its
-value leaves OpenVINO nothing to get wrong.
+Two ops are folded, each only where every value it reads is constant:
+
+- Integer cumsum. OpenVINO's CPU plugin (seen here on 2026.4.1, reported on
+  2025.4.1 and 2026.0.0) gives wrong results from the second inference on for an
+  int64 or int32 cumsum whose input is a constant. pi0 builds its attention masks
+  from ``cumsum(att_masks)`` over a constant pattern, ANDed with the call's
+  padding mask: through one loaded program, each call's mask came out as the AND
+  of the masks of every call so far (with 300 valid tokens and then 700, the
+  second mask was wrong in 420400 of its 665856 values).
+- Abs. The CPU plugin of OpenVINO 2026.4.1 drops an Abs whose input is computed
+  from constants only, such as ``Abs(Range(-1, 9))`` or ``Abs(c - 2)``: it returns
+  the input unchanged (an Abs of a bare Constant, or of anything that reads a
+  Parameter, is right). OpenVINO's own ConstantFolding pass computes it right, so
+  the fault is in the plugin's compilation. ExecuTorch's decomposition of
+  reflection padding (``Conv2d(padding_mode="reflect")``, ``F.pad(mode="reflect")``)
+  computes its indices as ``n - |n - |arange(-p, n + p)||`` and got every padded
+  value wrong.
+
+Replacing such a node with its value leaves OpenVINO nothing to get wrong.
 
 Only what is the same on every call is computed: tensors the graph module
 holds and no node of the graph writes to (a mutated buffer changes between
 calls), and deterministic ATen ops over them. Random ops are not computed, nor
 higher-order ops such as ``cond``, whose branches may draw random numbers too.
-Float cumsums are left to OpenVINO. Only the cumsum is replaced: other constant
-computations, such as the unpacking of compressed weights, stay as they are.
-Constants are copied to plain CPU memory first, so a program whose constants
-live on a GPU or in pinned memory is lowered without a GPU. A cumsum that
-cannot be computed is left to OpenVINO with a warning; the others still fold.
+Only the listed ops are replaced: other constant computations, such as the
+unpacking of compressed weights, stay as they are. Constants are copied to plain
+CPU memory first, so a program whose constants live on a GPU or in pinned memory
+is lowered without a GPU. A node that cannot be computed is left to OpenVINO
+with a warning; the others still fold.
 """
 
 from __future__ import annotations
 
 import logging
 import operator
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set
 
 import torch
 from torch._ops import OpOverload
 
 logger = logging.getLogger(__name__)
 
-_CUMSUM = "aten.cumsum.default"
+def _integer_result(node: torch.fx.Node) -> bool:
+    value = node.meta.get("val")
+    return (isinstance(value, torch.Tensor) and not value.dtype.is_floating_point
+            and not value.dtype.is_complex)
 
 
-def fold_constant_cumsum(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """Replaces every integer cumsum that reads only constants with its value."""
+# Op name -> which of its nodes OpenVINO's CPU plugin miscomputes over constants.
+MISCOMPUTED_OVER_CONSTANTS: Dict[str, Callable[[torch.fx.Node], bool]] = {
+    "aten.cumsum.default": _integer_result,
+    "aten.abs.default": lambda node: True,
+}
+
+
+def fold_miscomputed_constants(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """Replaces every node of MISCOMPUTED_OVER_CONSTANTS that reads only constants with its value."""
     graph = graph_module.graph
     written = _written_attributes(graph)
     changed = False
     for node in list(graph.nodes):
-        if not _is_integer_cumsum(node):
+        if not _is_miscomputed(node):
             continue
         chain = _constant_chain(graph_module, node, written)
         if chain is None:
@@ -49,9 +70,8 @@ def fold_constant_cumsum(graph_module: torch.fx.GraphModule) -> torch.fx.GraphMo
             value = _evaluate(graph_module, chain)
         except Exception as error:  # any op may fail on these constants; the others still fold
             logger.warning(
-                "OpenVINO delegate: cannot compute the integer cumsum %s%s over constants at "
-                "lowering (%s: %s); OpenVINO computes it, and its CPU plugin can give it wrong "
-                "results from the second call on",
+                "OpenVINO delegate: cannot compute %s%s over constants at lowering (%s: %s); "
+                "OpenVINO computes it, and its CPU plugin can give it wrong results",
                 node.name, _source(node), type(error).__name__, (str(error).splitlines() or [""])[0],
             )
             continue
@@ -62,12 +82,11 @@ def fold_constant_cumsum(graph_module: torch.fx.GraphModule) -> torch.fx.GraphMo
     return graph_module
 
 
-def _is_integer_cumsum(node: torch.fx.Node) -> bool:
-    if node.op != "call_function" or getattr(node.target, "__name__", None) != _CUMSUM:
+def _is_miscomputed(node: torch.fx.Node) -> bool:
+    if node.op != "call_function":
         return False
-    value = node.meta.get("val")
-    return (isinstance(value, torch.Tensor) and not value.dtype.is_floating_point
-            and not value.dtype.is_complex)
+    miscomputed = MISCOMPUTED_OVER_CONSTANTS.get(getattr(node.target, "__name__", None))
+    return miscomputed is not None and miscomputed(node)
 
 
 def _overload(target: Any) -> Optional[OpOverload]:
@@ -122,11 +141,11 @@ def _is_constant_step(graph_module: torch.fx.GraphModule, node: torch.fx.Node, w
 
 
 def _constant_chain(
-    graph_module: torch.fx.GraphModule, cumsum: torch.fx.Node, written: Set[str]
+    graph_module: torch.fx.GraphModule, target: torch.fx.Node, written: Set[str]
 ) -> Optional[List[torch.fx.Node]]:
-    """`cumsum` and every node it depends on, in graph order, or None if one is not constant."""
+    """`target` and every node it depends on, in graph order, or None if one is not constant."""
     seen: Set[torch.fx.Node] = set()
-    pending = [cumsum]
+    pending = [target]
     while pending:
         node = pending.pop()
         if node in seen:
@@ -173,23 +192,23 @@ def _evaluate(graph_module: torch.fx.GraphModule, chain: List[torch.fx.Node]) ->
 
 
 def _replace_with_constant(
-    graph_module: torch.fx.GraphModule, cumsum: torch.fx.Node, chain: List[torch.fx.Node], value: torch.Tensor
+    graph_module: torch.fx.GraphModule, target: torch.fx.Node, chain: List[torch.fx.Node], value: torch.Tensor
 ) -> None:
     graph = graph_module.graph
     # A new name: register_buffer would silently replace a buffer of the same name,
     # which other nodes may read.
-    name, index = f"_folded_{cumsum.name}", 1
+    name, index = f"_folded_{target.name}", 1
     while hasattr(graph_module, name):
-        name, index = f"_folded_{cumsum.name}_{index}", index + 1
+        name, index = f"_folded_{target.name}_{index}", index + 1
     graph_module.register_buffer(name, value, persistent=False)
-    with graph.inserting_before(cumsum):
+    with graph.inserting_before(target):
         constant = graph.get_attr(name)
-    constant.meta = dict(cumsum.meta)
-    cumsum.replace_all_uses_with(constant)
+    constant.meta = dict(target.meta)
+    target.replace_all_uses_with(constant)
     for node in reversed(chain):
         if not node.users:
             graph.erase_node(node)
-    logger.debug("OpenVINO delegate: %s%s folded into the constant %s", cumsum.name, _source(cumsum), name)
+    logger.debug("OpenVINO delegate: %s%s folded into the constant %s", target.name, _source(target), name)
 
 
 def _source(node: torch.fx.Node) -> str:

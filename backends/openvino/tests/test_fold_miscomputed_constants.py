@@ -1,6 +1,5 @@
-"""fold_constant_cumsum on the graph preprocess gives it: which integer cumsums it
-replaces with their value, and which it must leave to OpenVINO."""
-
+"""fold_miscomputed_constants on the graph preprocess gives it: which integer cumsums
+and abs it replaces with their value, and which it must leave to OpenVINO."""
 import logging
 
 import pytest
@@ -8,7 +7,7 @@ import torch
 from executorch.exir import to_edge
 from executorch.exir.passes.memory_format_ops_pass import DimOrderOpsRevertPass
 
-from executorch_openvino.passes.fold_constant_cumsum import fold_constant_cumsum
+from executorch_openvino.passes.fold_miscomputed_constants import fold_miscomputed_constants
 
 
 def unlifted_graph(module, inputs):
@@ -40,7 +39,7 @@ def test_cumsums_over_a_split_constant_are_folded():
             return x + first.cumsum(1) + second.cumsum(1)
 
     graph_module = unlifted_graph(Model(), (ints(1, 4),))
-    folded = fold_constant_cumsum(graph_module)
+    folded = fold_miscomputed_constants(graph_module)
     assert cumsums(folded) == []
     x = torch.arange(4)[None]
     torch.testing.assert_close(folded(x), Model()(x))
@@ -59,7 +58,7 @@ def test_cumsum_over_a_mutated_buffer_is_not_folded():
             return out
 
     graph_module = unlifted_graph(Model(), (ints(1, 4),))
-    [left] = cumsums(fold_constant_cumsum(graph_module))
+    [left] = cumsums(fold_miscomputed_constants(graph_module))
     assert torch.equal(reads_attribute(left, graph_module), ints(1, 4))
 
 
@@ -69,7 +68,7 @@ def test_cumsum_over_a_random_draw_is_not_folded():
             return x + (torch.rand(1, 8) > 0.5).cumsum(1) + torch.ones(1, 8, dtype=torch.int64).cumsum(1)
 
     graph_module = unlifted_graph(Model(), (ints(1, 8),))
-    [left] = cumsums(fold_constant_cumsum(graph_module))
+    [left] = cumsums(fold_miscomputed_constants(graph_module))
     assert left.args[0].args[0].target.__name__ == "aten.rand.default"
 
 
@@ -81,7 +80,7 @@ def test_cumsum_over_a_random_draw_inside_cond_is_not_folded():
             return x + drawn.cumsum(1) + torch.ones(1, 8, dtype=torch.int64).cumsum(1)
 
     graph_module = unlifted_graph(Model(), (ints(1, 8),))
-    [left] = cumsums(fold_constant_cumsum(graph_module))
+    [left] = cumsums(fold_miscomputed_constants(graph_module))
     assert left.args[0].args[0].target is torch.ops.higher_order.cond
 
 
@@ -91,7 +90,7 @@ def test_float_cumsum_is_not_folded():
             return x + torch.tensor([[0.5, 1.5, 2.5]]).cumsum(1) + torch.tensor([[1, 2, 3]]).cumsum(1)
 
     graph_module = unlifted_graph(Model(), (torch.zeros(1, 3),))
-    [left] = cumsums(fold_constant_cumsum(graph_module))
+    [left] = cumsums(fold_miscomputed_constants(graph_module))
     assert left.meta["val"].dtype == torch.float32
 
 
@@ -138,7 +137,7 @@ def test_cumsum_over_a_gpu_or_pinned_constant_is_folded_on_the_cpu(place):
     source = cumsum.args[0]
     setattr(graph_module, source.target, constant_on(place, getattr(graph_module, source.target)))
 
-    folded = fold_constant_cumsum(graph_module)
+    folded = fold_miscomputed_constants(graph_module)
     assert cumsums(folded) == []
     [constant] = [node for node in folded.graph.nodes if node.op == "get_attr"]
     value = getattr(folded, constant.target)
@@ -162,7 +161,7 @@ def test_cumsum_that_cannot_be_computed_is_named_and_the_others_are_folded(caplo
     setattr(graph_module, first.args[0].target, torch.empty(1, 3, dtype=torch.int64, device="meta"))
 
     with caplog.at_level(logging.WARNING, logger="executorch_openvino"):
-        [left] = cumsums(fold_constant_cumsum(graph_module))
+        [left] = cumsums(fold_miscomputed_constants(graph_module))
     assert left is first
     [warning] = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
     assert first.name in warning and "second call" in warning
@@ -179,7 +178,7 @@ def test_folded_cumsum_does_not_replace_a_buffer_of_the_same_name():
     existing = torch.tensor([7, 7])
     graph_module.register_buffer(f"_folded_{cumsum.name}", existing)
 
-    folded = fold_constant_cumsum(graph_module)
+    folded = fold_miscomputed_constants(graph_module)
     assert cumsums(folded) == []
     assert getattr(folded, f"_folded_{cumsum.name}") is existing
     torch.testing.assert_close(folded(ints(1, 3)), Model()(ints(1, 3)))
@@ -202,7 +201,7 @@ def test_constants_that_feed_no_cumsum_are_left_as_they_are():
     compressed = getattr(graph_module, weight)
     ops_before = [node.target.__name__ for node in graph_module.graph.nodes if node.op == "call_function"]
 
-    folded = fold_constant_cumsum(graph_module)
+    folded = fold_miscomputed_constants(graph_module)
     ops_after = [node.target.__name__ for node in folded.graph.nodes if node.op == "call_function"]
     assert ops_after == [name for name in ops_before if name != "aten.cumsum.default"]
     assert getattr(folded, weight) is compressed

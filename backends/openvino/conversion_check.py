@@ -1,0 +1,101 @@
+"""Trial conversion of a proposed partition: the nodes OpenVINO's frontend fails on stay on the CPU.
+
+OpenVINO's support table lists ops by name, but its frontend refuses some of their
+variants (``EmbeddingBag(mode="max")``, ``include_last_offset=True``,
+``avg_pool3d(divisor_override=...)``, seen on 2026.4.1). Without this check one
+such node fails the whole export in ``preprocess``. The partitioner converts each
+partition it proposes the way ``preprocess`` will, reads from the frontend's error
+which nodes failed, and partitions again without them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, Iterable, List, Set, Tuple
+
+import torch
+from torch.export import ExportedProgram
+
+from .conversion import convert_with_frontend, prepare_graph_module
+
+# The frontend's error names each failed node as "<fx node name>/<op name>", then its message.
+_FAILED_NODE = re.compile(r"during conversion of operation (\S+?)/\S+ with schema[^\n]*\n(.*?)(?=\n-- |\nSummary:|\Z)",
+                          re.DOTALL)
+
+
+def unconvertible_nodes(exported_program: ExportedProgram, nodes: Iterable[torch.fx.Node]) -> Dict[str, str]:
+    """Names of the partition's nodes that OpenVINO's frontend fails to convert, with the reason.
+
+    Only the first failures are named: a node that failed because one of its inputs
+    did is left for the next round, after the partition has been proposed again.
+    Raises the frontend's error when it names no node of the partition.
+    """
+    module, originals = _partition_module(exported_program, list(nodes))
+    module = prepare_graph_module(module)
+    placeholders = [node for node in module.graph.nodes if node.op == "placeholder"]
+    values = [node.meta["val"] for node in placeholders]
+    try:
+        convert_with_frontend(module, [value.dtype for value in values],
+                              [[size if isinstance(size, int) else -1 for size in value.shape]
+                               for value in values])
+    except Exception as error:  # the frontend's OpConversionFailure, or any check it raises
+        failed = {originals[name]: reason for name, reason in _failures(str(error)).items()
+                  if name in originals}
+        if not failed:
+            raise
+        first = [node for node in failed if not _depends_on_any(node, failed.keys())]
+        return {node.name: f"OpenVINO's PyTorch frontend failed to convert it ({failed[node]})"
+                for node in first}
+    return {}
+
+
+def _failures(message: str) -> Dict[str, str]:
+    """Trial node name -> the last line the frontend gave for it."""
+    failures = {}
+    for name, detail in _FAILED_NODE.findall(message):
+        lines = [line.strip() for line in detail.splitlines() if line.strip()]
+        failures[name] = lines[-1] if lines else "no reason given"
+    return failures
+
+
+def _depends_on_any(node: torch.fx.Node, others: Iterable[torch.fx.Node]) -> bool:
+    """Whether `node` reads, directly or through other nodes, one of `others`."""
+    targets = set(others) - {node}
+    seen: Set[torch.fx.Node] = set()
+    pending = list(node.all_input_nodes)
+    while pending:
+        current = pending.pop()
+        if current in targets:
+            return True
+        if current not in seen:
+            seen.add(current)
+            pending.extend(current.all_input_nodes)
+    return False
+
+
+def _partition_module(
+    exported_program: ExportedProgram, nodes: List[torch.fx.Node]
+) -> Tuple[torch.fx.GraphModule, Dict[str, torch.fx.Node]]:
+    """The partition as a GraphModule whose inputs are the values it reads from outside.
+
+    Weights are inputs too, not attributes: ExecuTorch's passes refuse the program's
+    own tensors in a new module, and the frontend converts an op the same way
+    whether its weight is a Parameter or a Constant. Returns the module and, for
+    each of its nodes' names, the program's node it copies. The program is not changed.
+    """
+    members = set(nodes)
+    graph = torch.fx.Graph()
+    copies: Dict[torch.fx.Node, torch.fx.Node] = {}
+    for node in exported_program.graph.nodes:  # graph order keeps inputs before their users
+        if node not in members:
+            continue
+        for argument in node.all_input_nodes:
+            if argument not in members and argument not in copies:
+                copies[argument] = graph.placeholder(argument.name)
+                copies[argument].meta = dict(argument.meta)
+        copies[node] = graph.node_copy(node, lambda argument: copies[argument])
+    results = [copies[node] for node in nodes
+               if any(user not in members for user in node.users)]
+    graph.output(tuple(results))
+    module = torch.fx.GraphModule(torch.nn.Module(), graph)
+    return module, {copy.name: node for node, copy in copies.items() if node in members}
