@@ -137,8 +137,10 @@ for d in (1, 2, 3):
             add_avg(f"k3_s2_p1_ceil{int(ceil)}_cip{int(cip)}", 3, stride=2, padding=1, ceil_mode=ceil,
                     count_include_pad=cip)
     add_avg("k2_s2_ceil_nopad", 2, stride=2, ceil_mode=True, spatial=(9,) if d == 1 else None)
-    add_avg("k3_s1_p1_divisor3", 3, stride=1, padding=1, divisor_override=3)
-    add_avg("k2_divisor3", 2, divisor_override=3)
+    if d > 1:  # AvgPool1d has no divisor_override
+        add_avg("k3_s1_p1_divisor3", 3, stride=1, padding=1, divisor_override=3)
+        add_avg("k2_divisor3", 2, divisor_override=3)
+        add_avg("k3_s2_p1_ceil_divisor5", 3, stride=2, padding=1, ceil_mode=True, divisor_override=5)
 
 ADAPTIVE = {
     ("avg", 1): nn.AdaptiveAvgPool1d, ("avg", 2): nn.AdaptiveAvgPool2d, ("avg", 3): nn.AdaptiveAvgPool3d,
@@ -302,7 +304,7 @@ INT_REDS = {
     "sum": (torch.sum, DIM_VARIANTS), "amax": (torch.amax, DIM_VARIANTS), "amin": (torch.amin, DIM_VARIANTS),
     "prod": (torch.prod, SINGLE_DIM_VARIANTS), "argmax": (torch.argmax, SINGLE_DIM_VARIANTS),
     "argmin": (torch.argmin, SINGLE_DIM_VARIANTS), "all": (torch.all, {"all": {}, "dim1": {"dim": 1}}),
-    "any": (torch.any, {"all": {}, "dim1": {"dim": 1}}), "mean": (torch.mean, {"dim1": {"dim": 1}}),
+    "any": (torch.any, {"all": {}, "dim1": {"dim": 1}}),
     "logsumexp": (torch.logsumexp, {"dim1": {"dim": 1}}),
 }
 for dtype, short in ((torch.int32, "i32"), (torch.int64, "i64")):
@@ -313,7 +315,7 @@ for dtype, short in ((torch.int32, "i32"), (torch.int64, "i64")):
             make_in = small_int_in(dtype) if op in ("prod", "all", "any") else int_in(dtype)
             add(f"{op}_{short}_{tag}", red(fn, **kwargs), make_in, short)
 for op, fn, kwargs in (("sum", torch.sum, {"dim": 1}), ("sum", torch.sum, {}), ("all", torch.all, {"dim": -1}),
-                       ("any", torch.any, {}), ("amax", torch.amax, {"dim": 1}), ("argmax", torch.argmax, {"dim": 1}),
+                       ("any", torch.any, {}), ("amax", torch.amax, {"dim": 1}),
                        ("prod", torch.prod, {"dim": 1})):
     tag = "_".join(f"{k}{v}" for k, v in kwargs.items()) or "all"
     add(f"{op}_bool_{tag}", red(fn, **kwargs), bool_in, "bool")
@@ -508,7 +510,7 @@ for d in (1, 2, 3):
             add(f"pad{d}d_{mode}", lambda mode=mode, pad=pad, kwargs=kwargs: Fn(
                 lambda x: F.pad(x, pad, mode=mode, **kwargs)), randn(*PAD_IN[d]))
 add("pad2d_constant_negative_crop", lambda: Fn(lambda x: F.pad(x, (-1, 2, 1, -2))), randn(*PAD_IN[2]))
-add("pad2d_reflect_last_dim_only", lambda: Fn(lambda x: F.pad(x, (3, 3), mode="reflect")), randn(*PAD_IN[2]))
+add("pad1d_reflect_pad3", lambda: Fn(lambda x: F.pad(x, (3, 3), mode="reflect")), randn(*PAD_IN[1]))
 add("pad2d_circular_negative", lambda: Fn(lambda x: F.pad(x, (-1, 2, 1, 0), mode="circular")), randn(*PAD_IN[2]))
 add("pad1d_constant_i64", lambda: Fn(lambda x: F.pad(x, (2, 1), value=-3)),
     lambda g: (torch.randint(-9, 9, PAD_IN[1], generator=g),), "i64")

@@ -1,0 +1,94 @@
+"""Op variants OpenVINO converts wrong or not at all: each either runs right in
+OpenVINO (after a pass) or stays on ExecuTorch's CPU kernels, never computes
+silently wrong values, and never fails the export."""
+
+import logging
+
+import torch
+import torch.nn.functional as F
+
+from harness import check_against_eager, lower
+
+
+def images(*shape):
+    return [(torch.randn(*shape),) for _ in range(2)]
+
+
+def test_conv2d_with_reflect_padding_runs_in_openvino_and_matches_eager(tmp_path):
+    model = torch.nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")
+    lowered = check_against_eager(model, images(1, 3, 8, 8), tmp_path,
+                                  expect_delegated=["aten.convolution.default"])
+    assert lowered.cpu_ops() == []
+
+
+def test_conv1d_with_reflect_padding_matches_eager(tmp_path):
+    model = torch.nn.Conv1d(3, 4, 3, padding=2, padding_mode="reflect")
+    check_against_eager(model, images(1, 3, 9), tmp_path, expect_delegated=["aten.convolution.default"])
+
+
+def test_abs_of_a_constant_range_matches_eager(tmp_path):
+    class ShiftedDistance(torch.nn.Module):
+        def forward(self, x):
+            return x + (torch.arange(-3, 5) - 1).abs()
+
+    check_against_eager(ShiftedDistance(), images(2, 8), tmp_path, expect_delegated=["aten.add.Tensor"])
+
+
+def test_avg_pool_with_ceil_mode_counting_padding_runs_on_the_cpu(tmp_path):
+    model = torch.nn.AvgPool1d(3, stride=2, padding=1, ceil_mode=True)
+    lowered = check_against_eager(torch.nn.Sequential(torch.nn.ReLU(), model), images(1, 3, 8), tmp_path)
+    assert "aten::avg_pool2d.out" in lowered.cpu_ops()
+
+
+def test_avg_pool_with_ceil_mode_and_only_whole_windows_stays_in_openvino(tmp_path):
+    # 9 = 1 + 2 * 4: the ceil-mode windows all end inside the padding.
+    model = torch.nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True)
+    lowered = check_against_eager(model, images(1, 2, 9, 9), tmp_path,
+                                  expect_delegated=["aten.avg_pool2d.default"])
+    assert lowered.cpu_ops() == []
+
+
+def test_avg_pool3d_with_a_divisor_override_runs_in_openvino(tmp_path):
+    model = torch.nn.AvgPool3d(2, divisor_override=3)
+    check_against_eager(model, images(1, 2, 4, 4, 4), tmp_path, expect_delegated=["aten.avg_pool3d.default"])
+
+
+def test_embedding_bag_with_include_last_offset_runs_in_openvino(tmp_path):
+    model = torch.nn.EmbeddingBag(10, 4, mode="sum", include_last_offset=True)
+    inputs = [(torch.randint(0, 10, (7,)), torch.tensor([0, 2, 2, 7])),
+              (torch.randint(0, 10, (7,)), torch.tensor([0, 5, 6, 7]))]
+    check_against_eager(model, inputs, tmp_path, expect_delegated=["aten._embedding_bag.default"])
+
+
+class PoolBetweenRelus(torch.nn.Module):
+    """The pool has a divisor_override and a ceil-mode window past the padding:
+    OpenVINO's frontend refuses it and no pass rewrites it."""
+
+    def forward(self, x):
+        pooled = F.avg_pool2d(x.relu(), 3, stride=2, padding=1, ceil_mode=True, divisor_override=2)
+        return (pooled * 2).tanh()
+
+
+def test_a_node_the_frontend_refuses_runs_on_the_cpu_and_the_rest_in_openvino(tmp_path, caplog):
+    with caplog.at_level(logging.INFO, logger="executorch_openvino"):
+        lowered = check_against_eager(PoolBetweenRelus(), images(1, 2, 8, 8), tmp_path,
+                                      expect_delegated=["aten.relu.default", "aten.tanh.default"])
+    assert lowered.cpu_ops() == ["aten::avg_pool2d.out"]
+    assert "do not support divisor_override" in caplog.text
+
+
+def test_a_node_downstream_of_a_refused_one_stays_in_openvino(tmp_path):
+    # The frontend also fails on the reshape, whose input it could not type: only
+    # the first failure leaves, and the reshape converts once it reads a CPU output.
+    class RefusedThenReshaped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bag = torch.nn.EmbeddingBag(10, 4, mode="max")
+
+        def forward(self, indices, offsets):
+            return self.bag(indices, offsets).reshape(1, 2, 2, 2, 1) * 2
+
+    # ExecuTorch's portable kernels have no _embedding_bag, so the program is only lowered.
+    lowered = lower(RefusedThenReshaped(), (torch.randint(0, 10, (6,)), torch.tensor([0, 2])), tmp_path)
+    assert lowered.cpu_ops() == ["aten::_embedding_bag.out"]
+    assert "aten.view_copy.default" in lowered.delegated_ops()
