@@ -72,7 +72,7 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
     graph_module = to_graph_module(edge_program)
     output_node = graph_module.graph.output_node()
     expected_outputs = [arg.meta.get("val") for arg in output_node.args[0]]
-    output_positions = _unique_outputs(graph_module)
+    output_positions = return_each_value_once(graph_module)
     placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
     inputs = [_input_type_and_shape(node, edge_program) for node in placeholders]
     model = convert_with_frontend(
@@ -94,7 +94,7 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
     return model
 
 
-def _unique_outputs(graph_module: torch.fx.GraphModule) -> List[int]:
+def return_each_value_once(graph_module: torch.fx.GraphModule) -> List[int]:
     """Makes the graph return each value once, with copies replaced by their source.
 
     The frontend drops copies and fails on a graph that returns one value twice

@@ -16,7 +16,7 @@ from typing import Dict, Iterable, List, Set, Tuple
 import torch
 from torch.export import ExportedProgram
 
-from .conversion import convert_with_frontend, prepare_graph_module
+from .conversion import convert_with_frontend, prepare_graph_module, return_each_value_once
 
 # The frontend's error names each failed node as "<fx node name>/<op name>", then its message.
 _FAILED_NODE = re.compile(r"during conversion of operation (\S+?)/\S+ with schema[^\n]*\n(.*?)(?=\n-- |\nSummary:|\Z)",
@@ -32,6 +32,7 @@ def unconvertible_nodes(exported_program: ExportedProgram, nodes: Iterable[torch
     """
     module, originals = _partition_module(exported_program, list(nodes))
     module = prepare_graph_module(module)
+    return_each_value_once(module)
     placeholders = [node for node in module.graph.nodes if node.op == "placeholder"]
     values = [node.meta["val"] for node in placeholders]
     try:

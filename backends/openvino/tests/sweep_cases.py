@@ -209,6 +209,21 @@ for mode in ("sum", "mean", "max"):
     add(f"embedding_bag_{mode}_padding_idx", lambda mode=mode: Bag(mode=mode, padding_idx=0),
         lambda g: (torch.tensor([[0, 1, 2, 0], [3, 0, 4, 5], [6, 7, 8, 9]]) if g.initial_seed() % 2 else
                    torch.tensor([[0, 0, 1, 2], [5, 6, 0, 0], [9, 8, 7, 0]]),), "i64 idx")
+class FunctionalBag(nn.Module):
+    """F.embedding_bag with padding_idx over a weight whose padding row is not zero."""
+
+    def __init__(self, mode):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(VOCAB, EMB_DIM))
+        self.mode = mode
+
+    def forward(self, indices):
+        return F.embedding_bag(indices, self.weight, mode=self.mode, padding_idx=0)
+
+
+for mode in ("sum", "mean"):
+    add(f"embedding_bag_{mode}_padding_idx_nonzero_row", lambda mode=mode: FunctionalBag(mode),
+        lambda g: (torch.randint(0, 3, (3, 4), generator=g),), "i64 idx")
 add("embedding_bag_sum_per_sample_weights", lambda: Bag(mode="sum"), bag_1d_input(per_sample=True),
     "i64 idx+offsets, f32 weights")
 
@@ -353,6 +368,10 @@ def two_indices(g):
 
 
 add("getitem_x_idx1_idx2", lambda: Fn(lambda x, i, j: x[i, j]), two_indices, "f32, i64 idx (neg in idx2)")
+add("getitem_x_negidx1_idx2", lambda: Fn(lambda x, i, j: x[i - 5, j % 6]), two_indices,
+    "f32, i64 idx (neg in idx1)")
+add("getitem_3d_idx1_colon_negidx2", lambda: Fn(lambda x, i, j: x.reshape(5, 2, 3)[i, :, j % 3 - 3]), two_indices,
+    "f32, i64 idx (neg in idx2)")
 add("getitem_3d_colon_idx1_idx2", lambda: Fn(lambda x, i, j: x.reshape(5, 2, 3)[:, i % 2, j % 3]), two_indices,
     "f32, i64 idx")
 
@@ -397,6 +416,10 @@ add("index_put_2idx_unique", lambda: Fn(lambda x, i, j, v: torch.index_put(x, (i
 add("index_put_2idx_accumulate_dups", lambda: Fn(lambda x, i, j, v: torch.index_put(x, (i, j), v,
                                                                                    accumulate=True)),
     put_in(False, True), "f32, i64 idx")
+add("index_put_2idx_negative_col", lambda: Fn(lambda x, i, j, v: torch.index_put(x, (i, j - 6), v)),
+    put_in(True, True), "f32, i64 idx (neg in idx2)")
+add("index_put_2idx_accumulate_negative_col", lambda: Fn(lambda x, i, j, v: torch.index_put(
+    x, (i, j - 6), v, accumulate=True)), put_in(False, True), "f32, i64 idx (neg in idx2)")
 add("index_put_scalar_broadcast", lambda: Fn(lambda x, i, v: torch.index_put(x, (i,), v[0, 0])), put_in(True),
     "f32, i64 idx")
 
@@ -480,8 +503,8 @@ def cum_prod_float(g):
 for dim in (0, -1):
     add(f"cumsum_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.cumsum(x, dim)), cum_float)
     add(f"cumprod_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.cumprod(x, dim)), cum_prod_float)
-    add(f"cummax_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.cummax(x, dim)), cum_float)
-    add(f"cummin_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.cummin(x, dim)), cum_float)
+    add(f"cummax_f32_dim{dim}", lambda dim=dim: Fn(lambda x: tuple(torch.cummax(x, dim))), cum_float)
+    add(f"cummin_f32_dim{dim}", lambda dim=dim: Fn(lambda x: tuple(torch.cummin(x, dim))), cum_float)
     add(f"logcumsumexp_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.logcumsumexp(x, dim)), cum_float)
 for dtype, short in ((torch.int32, "i32"), (torch.int64, "i64")):
     add(f"cumsum_{short}_dim1", lambda: Fn(lambda x: torch.cumsum(x, 1)),
@@ -490,9 +513,9 @@ for dtype, short in ((torch.int32, "i32"), (torch.int64, "i64")):
         lambda g, dtype=dtype: (torch.randint(-50, 50, CUM_SHAPE, generator=g, dtype=dtype),), short)
     add(f"cumprod_{short}_dim1", lambda: Fn(lambda x: torch.cumprod(x, 1)),
         lambda g, dtype=dtype: (torch.randint(-3, 4, CUM_SHAPE, generator=g, dtype=dtype),), short)
-    add(f"cummax_{short}_dim1", lambda: Fn(lambda x: torch.cummax(x, 1)),
+    add(f"cummax_{short}_dim1", lambda: Fn(lambda x: tuple(torch.cummax(x, 1))),
         lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),), short)
-    add(f"cummin_{short}_dim0", lambda: Fn(lambda x: torch.cummin(x, 0)),
+    add(f"cummin_{short}_dim0", lambda: Fn(lambda x: tuple(torch.cummin(x, 0))),
         lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),), short)
 add("cumsum_bool_dim1", lambda: Fn(lambda x: torch.cumsum(x, 1)),
     lambda g: (torch.rand(*CUM_SHAPE, generator=g) > 0.5,), "bool")

@@ -1,0 +1,84 @@
+"""Lowering time with and without the partitioner's trial conversion, in one process.
+
+The partitioner converts each partition it proposes once with OpenVINO's frontend
+(conversion_check.py), so that a node the frontend refuses stays on the CPU
+instead of failing the export. This measures what that costs a program that
+converts at the first try: export + to_edge_transform_and_lower + to_executorch
++ serialization, in alternating rounds with the check on and switched off.
+
+    python benchmarks/lowering_time.py [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402
+
+import executorch_openvino.partitioner as partitioner_module  # noqa: E402
+from _common import environment, lower, print_header, print_table, setup_logging  # noqa: E402
+from compare import MODELS  # noqa: E402
+from executorch_openvino import OpenvinoPartitioner  # noqa: E402
+
+
+def small_llama():
+    """The wheel's Llama, static shapes and KV cache (dim 288, 6 layers), random weights."""
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    args = ModelArgs(dim=288, n_layers=6, n_heads=6, n_kv_heads=2, vocab_size=32000, max_seq_len=256,
+                     max_context_len=256, use_kv_cache=True)
+    return construct_transformer(args).eval()
+
+
+def cases():
+    for name, (title, make_module, make_inputs) in MODELS.items():
+        yield title, make_module, make_inputs
+    yield ("Llama dim 288, 6 layers, KV cache, 1 token",
+           small_llama, lambda: (torch.tensor([[1]]), {"input_pos": torch.tensor([0])}))
+
+
+def lowering_seconds(module, inputs, check: bool) -> float:
+    real_check = partitioner_module._unconvertible
+    if not check:
+        partitioner_module._unconvertible = lambda *args: {}
+    try:
+        start = time.perf_counter()
+        exported = torch.export.export(module, inputs)
+        from executorch.exir import to_edge_transform_and_lower
+
+        manager = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner()]).to_executorch()
+        manager.buffer  # noqa: B018 - serializes
+        return time.perf_counter() - start
+    finally:
+        partitioner_module._unconvertible = real_check
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    options = parser.parse_args()
+    setup_logging()
+    rows = []
+    for title, make_module, make_inputs in cases():
+        module, inputs = make_module().eval(), make_inputs()
+        lowering_seconds(module, inputs, True)  # warm-up: imports and caches
+        with_check, without = [], []
+        for _ in range(options.rounds):
+            without.append(lowering_seconds(module, inputs, False))
+            with_check.append(lowering_seconds(module, inputs, True))
+        ratios = [a / b for a, b in zip(with_check, without)]
+        rows.append([title, statistics.median(without), statistics.median(with_check),
+                     statistics.median(with_check) - statistics.median(without), statistics.median(ratios)])
+    print_header(f"Lowering time, trial conversion off / on ({options.rounds} alternating rounds, medians)",
+                 environment())
+    print_table(["model", "off (s)", "on (s)", "extra (s)", "on/off"], rows)
+
+
+if __name__ == "__main__":
+    main()
