@@ -15,6 +15,7 @@ from typing import Callable, Dict, Optional
 
 import torch
 
+from .passes.wrap_negative_indices import integer_index_dims
 from .pool_geometry import AvgPool
 
 
@@ -30,10 +31,32 @@ def _avg_pool_refusal(node: torch.fx.Node, spatial: int) -> Optional[str]:
     return None
 
 
+def _index_refusal(node: torch.fx.Node) -> Optional[str]:
+    sizes = node.args[0].meta["val"].shape
+    if any(not isinstance(sizes[dim], int) for dim in integer_index_dims(node)):
+        # passes/wrap_negative_indices.py wraps negative indices, given the size.
+        return ("it indexes with several tensors over a dimension of dynamic size, and OpenVINO "
+                "reads a negative index after the first wrong")
+    return None
+
+
+def _embedding_bag_refusal(node: torch.fx.Node) -> Optional[str]:
+    # _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+    #                per_sample_weights, include_last_offset, padding_idx=-1)
+    padding_idx = node.kwargs.get("padding_idx", node.args[8] if len(node.args) > 8 else -1)
+    if padding_idx is not None and padding_idx >= 0:
+        # OpenVINO 2026.4.1: translate_embedding_bag ignores padding_idx (it takes it for
+        # a gradient-only option); PyTorch leaves those entries out of the bag and the mean.
+        return "its padding_idx is set, and OpenVINO sums and averages the padding entries in"
+    return None
+
+
 # Op name -> why a node of that op stays on the CPU, or None when OpenVINO computes it right.
 ARGUMENT_RULES: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten.avg_pool2d.default": functools.partial(_avg_pool_refusal, spatial=2),
     "aten.avg_pool3d.default": functools.partial(_avg_pool_refusal, spatial=3),
+    "aten.index.Tensor": _index_refusal,
+    "aten._embedding_bag.default": _embedding_bag_refusal,
 }
 
 

@@ -25,7 +25,7 @@ BOUND_DTYPES: FrozenSet[torch.dtype] = frozenset(
 
 # ExecuTorch's dim-order copies: preprocess turns them back into aten ops that
 # OpenVINO's frontend converts (DimOrderOpsRevertPass).
-_DIM_ORDER_OPS = frozenset(
+DIM_ORDER_OPS = frozenset(
     {"dim_order_ops._clone_dim_order.default", "dim_order_ops._to_dim_order_copy.default"}
 )
 
@@ -38,7 +38,7 @@ def openvino_supported_ops() -> FrozenSet[str]:
     names = set()
     for key in OperatorSupport([])._support_dict:
         names.add(key[len("torch.ops."):] if key.startswith("torch.ops.") else key)
-    return frozenset(names | _DIM_ORDER_OPS)
+    return frozenset(names | DIM_ORDER_OPS)
 
 
 def op_name(node: torch.fx.Node) -> str:

@@ -11,9 +11,11 @@ import torch
 
 from .cast_reduction_input import cast_reduction_input
 from .decompose_integer_floor_divide import decompose_integer_floor_divide
+from .explicit_var_correction import explicit_var_correction
 from .fold_miscomputed_constants import fold_miscomputed_constants
 from .rewrite_avg_pool_divisor_override import rewrite_avg_pool_divisor_override
 from .rewrite_embedding_bag_last_offset import rewrite_embedding_bag_last_offset
+from .wrap_negative_indices import wrap_negative_indices
 
 PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     decompose_integer_floor_divide,
@@ -22,6 +24,8 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     cast_reduction_input,
     rewrite_avg_pool_divisor_override,
     rewrite_embedding_bag_last_offset,
+    explicit_var_correction,
+    wrap_negative_indices,
 ]
 
 

@@ -92,3 +92,29 @@ def test_a_node_downstream_of_a_refused_one_stays_in_openvino(tmp_path):
     lowered = lower(RefusedThenReshaped(), (torch.randint(0, 10, (6,)), torch.tensor([0, 2])), tmp_path)
     assert lowered.cpu_ops() == ["aten::_embedding_bag.out"]
     assert "aten.view_copy.default" in lowered.delegated_ops()
+
+
+def test_variance_with_the_default_correction_divides_by_n_minus_1(tmp_path):
+    class Variance(torch.nn.Module):
+        def forward(self, x):
+            return torch.var(x)
+
+    check_against_eager(Variance(), images(5, 6), tmp_path, expect_delegated=["aten.var.correction"])
+
+
+class IndexByTwo(torch.nn.Module):
+    def forward(self, x, rows, columns):
+        return x[rows, columns], x[rows, :, columns]
+
+
+def test_indexing_with_two_tensors_of_negative_indices_matches_eager(tmp_path):
+    inputs = [(torch.randn(5, 6, 6), torch.tensor([0, -1, 2]), torch.tensor([-1, -6, 3])),
+              (torch.randn(5, 6, 6), torch.tensor([-5, 4, 1]), torch.tensor([5, -2, -3]))]
+    check_against_eager(IndexByTwo(), inputs, tmp_path, expect_delegated=["aten.index.Tensor"])
+
+
+def test_embedding_bag_with_a_padding_index_stays_on_the_cpu(tmp_path):
+    model = torch.nn.EmbeddingBag(10, 4, mode="mean", padding_idx=0)
+    # ExecuTorch's portable kernels have no _embedding_bag, so the program is only lowered.
+    lowered = lower(model, (torch.tensor([[0, 1, 2, 0]]),), tmp_path)
+    assert lowered.cpu_ops() == ["aten::_embedding_bag.out"]

@@ -1,0 +1,26 @@
+"""Variance with PyTorch's default correction written out.
+
+``torch.var(x)`` exports as ``aten.var.correction(x)`` with no correction, which
+PyTorch reads as 1 (Bessel's correction). OpenVINO's frontend (seen on 2026.4.1,
+``translate_var_fx``) reads a missing correction as 0 and divides by N instead of
+N - 1, without an error. Writing the 1 out leaves it nothing to guess.
+"""
+
+from __future__ import annotations
+
+import torch
+
+_VARIANCE_OPS = ("aten.var.correction", "aten.var_mean.correction")
+
+
+def explicit_var_correction(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    changed = False
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function" or getattr(node.target, "__name__", None) not in _VARIANCE_OPS:
+            continue
+        if node.kwargs.get("correction") is None:
+            node.kwargs = {**node.kwargs, "correction": 1}
+            changed = True
+    if changed:
+        graph_module.recompile()
+    return graph_module
