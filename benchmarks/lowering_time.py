@@ -24,17 +24,8 @@ from executorch.exir import to_edge_transform_and_lower  # noqa: E402
 import executorch_openvino.partitioner as partitioner_module  # noqa: E402
 from _common import environment, lower, print_header, print_table, setup_logging  # noqa: E402
 from compare import MODELS  # noqa: E402
+from models import small_llama  # noqa: E402 - examples/, put on the path by compare
 from executorch_openvino import OpenvinoPartitioner  # noqa: E402
-
-
-def small_llama():
-    """The wheel's Llama, static shapes and KV cache (dim 288, 6 layers), random weights."""
-    from executorch.examples.models.llama.llama_transformer import construct_transformer
-    from executorch.examples.models.llama.model_args import ModelArgs
-
-    args = ModelArgs(dim=288, n_layers=6, n_heads=6, n_kv_heads=2, vocab_size=32000, max_seq_len=256,
-                     max_context_len=256, use_kv_cache=True)
-    return construct_transformer(args).eval()
 
 
 def cases():

@@ -71,3 +71,20 @@ class Tiny(torch.nn.Module):
 
     def forward(self, x, y):
         return x + y
+
+
+def small_llama(*, enable_dynamic_shape: bool = False, layers: int = 6, max_seq_len: int = 256) -> torch.nn.Module:
+    """The Llama of the executorch wheel with a KV cache in mutable buffers, random weights.
+
+    dim 288, 6 heads, 2 KV heads, vocab 32000: the size of the stories15M checkpoint.
+    With `enable_dynamic_shape` its code is written for a dynamic sequence length
+    (it slices its caches by ``input_pos[0].item()``), as ExecuTorch's LLM export does.
+    Call it as ``model(tokens, {"input_pos": positions})``.
+    """
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    args = ModelArgs(dim=288, n_layers=layers, n_heads=6, n_kv_heads=2, vocab_size=32000,
+                     max_seq_len=max_seq_len, max_context_len=max_seq_len, use_kv_cache=True,
+                     enable_dynamic_shape=enable_dynamic_shape)
+    return construct_transformer(args).eval()

@@ -10,6 +10,7 @@ import openvino as ov
 import openvino.opset13 as ov_ops
 import torch
 from executorch.exir.passes.memory_format_ops_pass import DimOrderOpsRevertPass
+from executorch.exir.passes.remove_graph_asserts_pass import RemoveGraphAssertsPass
 from openvino.frontend import FrontEndManager
 from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 from torch.export import ExportedProgram
@@ -46,10 +47,12 @@ def to_graph_module(edge_program: ExportedProgram) -> torch.fx.GraphModule:
 
 
 def prepare_graph_module(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """Turns ExecuTorch's dim-order ops back into aten ops and runs our passes, in place."""
+    """Turns ExecuTorch's dim-order ops back into aten ops, drops asserts and runs our passes."""
     # The revert pass retraces the whole graph: most of a small partition's conversion time.
     if any(op_name(node) in DIM_ORDER_OPS for node in graph_module.graph.nodes if node.op == "call_function"):
         graph_module = DimOrderOpsRevertPass()(graph_module).graph_module
+    # ExecuTorch drops asserts before it runs a program; OpenVINO converts none of them.
+    graph_module = RemoveGraphAssertsPass()(graph_module).graph_module
     return run_passes(graph_module)
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import logging
 import operator
-from typing import Collection, FrozenSet, Mapping, Optional
+from typing import Collection, Dict, FrozenSet, Mapping, Optional
 
 import torch
+from torch._ops import OpOverload
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from .argument_rules import argument_refusal
@@ -42,14 +43,46 @@ def openvino_supported_ops() -> FrozenSet[str]:
 
 
 def op_name(node: torch.fx.Node) -> str:
-    """The op a node calls, as "aten.add.Tensor"."""
+    """The op a node calls, as OpenVINO's support table names it.
+
+    Edge ops and raw ATen ops as "aten.add.Tensor" or "aten.sym_size.int", Python's
+    operators on symbolic sizes as "_operator.mul", ``operator.getitem`` as "getitem".
+    """
     target = node.target
     if isinstance(target, str):
         return target
-    name = getattr(target, "__name__", None) or str(target)
     if target is operator.getitem:
         return "getitem"
+    if isinstance(target, OpOverload):
+        return str(target)  # its __name__ drops the namespace: "sym_size.int"
+    name = getattr(target, "__name__", None) or str(target)
+    if getattr(target, "__module__", None) == "_operator":
+        return f"_operator.{name}"
     return name
+
+
+# Checks that ExecuTorch removes before it runs a program (RemoveGraphAssertsPass in
+# to_executorch), and the conversion removes before OpenVINO sees a partition.
+ASSERT_OPS = frozenset({
+    "aten._assert_async.msg", "aten._assert_scalar.default", "aten.sym_constrain_range_for_size.default",
+    "aten.sym_constrain_range.default", "aten._assert_tensor_metadata.default",
+})
+
+
+def assert_nodes(graph: torch.fx.Graph) -> FrozenSet[torch.fx.Node]:
+    """The asserts of `graph` and the nodes that compute only what asserts read (``u0 <= 255``)."""
+    found: set = set()
+    for node in reversed(graph.nodes):  # users before the nodes they read
+        if node.op != "call_function":
+            continue
+        if op_name(node) in ASSERT_OPS or (node.users and all(user in found for user in node.users)):
+            found.add(node)
+    return frozenset(found)
+
+
+def is_symbolic_scalar(value: object) -> bool:
+    """Whether a node's value is a symbolic int, float or bool, such as a size."""
+    return isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool))
 
 
 def _matches_op_type(name: str, op_types: Collection[str]) -> bool:
@@ -81,9 +114,11 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
     copy rules (copy_rules.py) place it on the CPU, when
     OpenVINO's frontend has no conversion for it, when its arguments select a
     variant OpenVINO computes wrong (argument_rules.py), when it reads or makes a tensor
-    of a dtype the runtime does not bind, or when it reads a value that is not a
-    tensor, such as a symbolic size (the frontend converts such inputs in shapes
-    that its ops do not agree on). Each reason is logged once per op.
+    of a dtype the runtime does not bind, or when it reads a value that is neither a
+    tensor nor a symbolic scalar. Symbolic sizes are taken here; the partitioner
+    then keeps each inside the partition that makes it (symint_boundary.py).
+    Asserts and what only they read are taken too: nobody runs them. Each reason is
+    logged once per op.
     """
 
     def __init__(
@@ -96,6 +131,12 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         self.op_names_to_skip = frozenset(op_names_to_skip or ())
         self.cpu_nodes = dict(cpu_nodes or {})
         self._logged: set = set()
+        self._assert_nodes: Dict[int, FrozenSet[torch.fx.Node]] = {}
+
+    def _asserts(self, graph: torch.fx.Graph) -> FrozenSet[torch.fx.Node]:
+        if id(graph) not in self._assert_nodes:
+            self._assert_nodes[id(graph)] = assert_nodes(graph)
+        return self._assert_nodes[id(graph)]
 
     def is_node_supported(self, submodules: Mapping[str, torch.nn.Module], node: torch.fx.Node) -> bool:
         if node.op != "call_function":
@@ -118,7 +159,7 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             return f"node {node.name!r} is in op_names_to_skip"
         if node.name in self.cpu_nodes:
             return f"node {node.name!r}: {self.cpu_nodes[node.name]}"
-        if name == "getitem":
+        if name == "getitem" or node in self._asserts(node.graph):
             return None
         if name not in openvino_supported_ops():
             return "OpenVINO's PyTorch frontend does not convert it"
@@ -127,6 +168,8 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             return wrong_variant
         for arg in node.all_input_nodes:
             value = arg.meta.get("val")
+            if is_symbolic_scalar(value):
+                continue  # symint_boundary.py keeps it inside the partition that makes it
             if not isinstance(value, (torch.Tensor, list, tuple)):
                 return f"it reads {arg.name!r}, a {type(value).__name__} and not a tensor"
             for tensor in _tensors(value):

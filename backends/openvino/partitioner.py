@@ -17,6 +17,7 @@ from .conversion_check import unconvertible_nodes
 from .copy_rules import CopyPlacement
 from .op_support import OpenvinoOperatorSupport
 from .preprocess import BACKEND_ID
+from .symint_boundary import symbolic_values_crossing
 
 logger = logging.getLogger(__name__)
 
@@ -56,12 +57,14 @@ class OpenvinoPartitioner(Partitioner):
         placement = CopyPlacement(exported_program, self.options.effective_precision)
         cpu_nodes = placement.copies_of_inputs()
         converted: Set[FrozenSet[str]] = set()
-        # Moving a copy out changes which copies leave their partitions, and moving
-        # an unconvertible node out changes the partitions, so repeat until nothing
+        # Moving a node out (a copy, a symbolic size crossing a boundary, a node
+        # OpenVINO cannot convert) changes the partitions, so repeat until nothing
         # moves; every round moves at least one node, so it ends.
         while True:
             partitions = self._propose_partitions(exported_program, cpu_nodes)
             moved = placement.constant_copies_to_move_out([p.nodes for p in partitions])
+            if not moved:
+                moved = symbolic_values_crossing(p.nodes for p in partitions)
             if not moved:
                 moved = _unconvertible(exported_program, partitions, converted)
             moved = {name: reason for name, reason in moved.items() if name not in cpu_nodes}

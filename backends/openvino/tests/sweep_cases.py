@@ -4,17 +4,25 @@ Each Case is data: a name, a factory for the module (called under a fixed seed),
 a factory for one input set (called with a seeded torch.Generator, so two seeds
 give two different inputs for the same loaded method), and a note on dtypes.
 A runner lowers each case with OpenvinoPartitioner, runs two inputs through one
-loaded method and compares with eager PyTorch. This module defines no tests.
+loaded method and compares with eager PyTorch. This module defines no tests:
+test_op_variant_sweep.py lowers the cases a family (a `section`) at a time.
+
+Two kinds of cases need more than that:
+- `Case.non_core_aten`: ops outside core ATen that have no decomposition, which
+  to_edge refuses unless they are in EdgeCompileConfig._core_aten_ops_exception_list.
+- RUNS_NOWHERE (at the end): cases that lower, with their op on the CPU, but whose
+  program cannot load, because ExecuTorch's portable kernels lack that op too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Tuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch._ops import OpOverload
 
 Inputs = Tuple[Any, ...]
 
@@ -25,6 +33,8 @@ class Case:
     module_factory: Callable[[], nn.Module]
     input_factory: Callable[[torch.Generator], Inputs]
     dtype_note: str = "f32"
+    family: str = ""  # the section the case is in: "conv", "pooling", ...
+    non_core_aten: Tuple[OpOverload, ...] = ()  # non-core ATen ops to_edge must accept
 
 
 class Fn(nn.Module):
@@ -50,14 +60,23 @@ def distinct_ints(shape: Tuple[int, ...], dtype: torch.dtype, g: torch.Generator
     return (torch.randperm(n, generator=g) - n // 2).reshape(shape).to(dtype)
 
 
+aten = torch.ops.aten
 CASES: List[Case] = []
+_FAMILY = [""]
 
 
-def add(name: str, module_factory, input_factory, dtype_note: str = "f32") -> None:
-    CASES.append(Case(name, module_factory, input_factory, dtype_note))
+def section(family: str) -> None:
+    """Starts a family of cases: the cases `add` appends from here on belong to it."""
+    _FAMILY[0] = family
+
+
+def add(name: str, module_factory, input_factory, dtype_note: str = "f32",
+        non_core_aten: Tuple[OpOverload, ...] = ()) -> None:
+    CASES.append(Case(name, module_factory, input_factory, dtype_note, _FAMILY[0], non_core_aten))
 
 
 # --------------------------------------------------------------------------- conv
+section("conv")
 CONV = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}
 CONV_T = {1: nn.ConvTranspose1d, 2: nn.ConvTranspose2d, 3: nn.ConvTranspose3d}
 SPATIAL = {1: (9,), 2: (7, 8), 3: (5, 6, 7)}
@@ -90,6 +109,9 @@ add_conv(2, "pad_tuple_0_2", padding=(0, 2))
 add_conv(2, "k1x3_same", kernel=(1, 3), padding="same")
 
 
+section("conv_transpose")
+
+
 def add_conv_t(dim: int, tag: str, in_ch: int = 2, out_ch: int = 3, kernel: int = 3, **kwargs) -> None:
     add(f"convT{dim}d_{tag}", lambda: CONV_T[dim](in_ch, out_ch, kernel, **kwargs), conv_input(dim, in_ch))
 
@@ -105,6 +127,7 @@ for d in (1, 2, 3):
     add_conv_t(d, "k2_stride2_groups2", in_ch=4, out_ch=2, kernel=2, stride=2, groups=2)
 
 # --------------------------------------------------------------------------- pooling
+section("pooling")
 MAXPOOL = {1: nn.MaxPool1d, 2: nn.MaxPool2d, 3: nn.MaxPool3d}
 AVGPOOL = {1: nn.AvgPool1d, 2: nn.AvgPool2d, 3: nn.AvgPool3d}
 
@@ -147,19 +170,23 @@ ADAPTIVE = {
     ("max", 1): nn.AdaptiveMaxPool1d, ("max", 2): nn.AdaptiveMaxPool2d, ("max", 3): nn.AdaptiveMaxPool3d,
 }
 ADAPTIVE_OUT = {1: [4, 1], 2: [(3, 5), (2, 1)], 3: [(2, 4, 3)]}
+# adaptive_max_pool2d/3d are not core ATen and have no decomposition (1d runs as 2d).
+ADAPTIVE_MAX_OP = {1: (aten.adaptive_max_pool2d.default,), 2: (aten.adaptive_max_pool2d.default,),
+                   3: (aten.adaptive_max_pool3d.default,)}
 for kind in ("avg", "max"):
     for d in (1, 2, 3):
         for out in ADAPTIVE_OUT[d]:
             tag = "x".join(str(o) for o in (out if isinstance(out, tuple) else (out,)))
             add(f"adaptive_{kind}pool{d}d_out{tag}", lambda kind=kind, d=d, out=out: ADAPTIVE[kind, d](out),
-                pool_input(d))
+                pool_input(d), non_core_aten=ADAPTIVE_MAX_OP[d] if kind == "max" else ())
     if kind == "max":
         for d in (1, 2):
             out = ADAPTIVE_OUT[d][0]
             add(f"adaptive_maxpool{d}d_indices", lambda d=d, out=out: ADAPTIVE["max", d](out, return_indices=True),
-                pool_input(d))
+                pool_input(d), non_core_aten=ADAPTIVE_MAX_OP[d])
 
 # --------------------------------------------------------------------------- embedding
+section("embedding")
 VOCAB, EMB_DIM = 10, 4
 
 
@@ -228,6 +255,7 @@ add("embedding_bag_sum_per_sample_weights", lambda: Bag(mode="sum"), bag_1d_inpu
     "i64 idx+offsets, f32 weights")
 
 # --------------------------------------------------------------------------- interpolate
+section("interpolate")
 INTERP_IN = {1: (1, 2, 7), 2: (1, 2, 5, 6), 3: (1, 2, 4, 5, 3)}
 INTERP_MODES = {1: ["nearest", "nearest-exact", "linear"], 2: ["nearest", "nearest-exact", "bilinear", "bicubic"],
                 3: ["nearest", "nearest-exact", "trilinear"]}
@@ -248,14 +276,18 @@ add("interp2d_nearest_scale0.5", lambda: Fn(lambda x: F.interpolate(x, scale_fac
     randn(1, 2, 8, 6))
 add("interp2d_bilinear_scale1.5_recompute", lambda: Fn(lambda x: F.interpolate(
     x, scale_factor=1.5, mode="bilinear", recompute_scale_factor=True)), randn(*INTERP_IN[2]))
+AA_OP = {"bilinear": (), "bicubic": (aten._upsample_bicubic2d_aa.default,)}  # bicubic is not core ATen
 for mode in ("bilinear", "bicubic"):
     for ac in (False, True):
         add(f"interp2d_{mode}_ac{int(ac)}_antialias_down", lambda mode=mode, ac=ac: Fn(
-            lambda x: F.interpolate(x, size=(3, 4), mode=mode, align_corners=ac, antialias=True)), randn(1, 2, 8, 9))
+            lambda x: F.interpolate(x, size=(3, 4), mode=mode, align_corners=ac, antialias=True)), randn(1, 2, 8, 9),
+            non_core_aten=AA_OP[mode])
     add(f"interp2d_{mode}_antialias_up", lambda mode=mode: Fn(
-        lambda x: F.interpolate(x, scale_factor=2, mode=mode, antialias=True)), randn(1, 2, 4, 5))
+        lambda x: F.interpolate(x, scale_factor=2, mode=mode, antialias=True)), randn(1, 2, 4, 5),
+        non_core_aten=AA_OP[mode])
 
 # --------------------------------------------------------------------------- reductions
+section("reductions")
 RED_SHAPE = (3, 4, 5)
 
 
@@ -336,6 +368,7 @@ for op, fn, kwargs in (("sum", torch.sum, {"dim": 1}), ("sum", torch.sum, {}), (
     add(f"{op}_bool_{tag}", red(fn, **kwargs), bool_in, "bool")
 
 # --------------------------------------------------------------------------- index and scatter
+section("index_scatter")
 X_SHAPE = (5, 6)
 
 
@@ -489,6 +522,7 @@ add("where_cond_from_compare", lambda: Fn(lambda x, m: torch.where(x > 0, x, x *
 add("where_broadcast", lambda: Fn(lambda x, m: torch.where(m[:, :1], x, x[:1])), mask_in, "f32, bool")
 
 # --------------------------------------------------------------------------- cumulative
+section("cumulative")
 CUM_SHAPE = (4, 6)
 
 
@@ -500,23 +534,31 @@ def cum_prod_float(g):
     return (torch.rand(*CUM_SHAPE, generator=g) + 0.5,)
 
 
+# cumsum is core ATen; cumprod, cummax, cummin and logcumsumexp are not, and have no decomposition.
+CUMPROD, CUMMAX = (aten.cumprod.default,), (aten.cummax.default,)
+CUMMIN, LOGCUMSUMEXP = (aten.cummin.default,), (aten.logcumsumexp.default,)
 for dim in (0, -1):
     add(f"cumsum_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.cumsum(x, dim)), cum_float)
-    add(f"cumprod_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.cumprod(x, dim)), cum_prod_float)
-    add(f"cummax_f32_dim{dim}", lambda dim=dim: Fn(lambda x: tuple(torch.cummax(x, dim))), cum_float)
-    add(f"cummin_f32_dim{dim}", lambda dim=dim: Fn(lambda x: tuple(torch.cummin(x, dim))), cum_float)
-    add(f"logcumsumexp_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.logcumsumexp(x, dim)), cum_float)
+    add(f"cumprod_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.cumprod(x, dim)), cum_prod_float,
+        non_core_aten=CUMPROD)
+    add(f"cummax_f32_dim{dim}", lambda dim=dim: Fn(lambda x: tuple(torch.cummax(x, dim))), cum_float,
+        non_core_aten=CUMMAX)
+    add(f"cummin_f32_dim{dim}", lambda dim=dim: Fn(lambda x: tuple(torch.cummin(x, dim))), cum_float,
+        non_core_aten=CUMMIN)
+    add(f"logcumsumexp_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.logcumsumexp(x, dim)), cum_float,
+        non_core_aten=LOGCUMSUMEXP)
 for dtype, short in ((torch.int32, "i32"), (torch.int64, "i64")):
     add(f"cumsum_{short}_dim1", lambda: Fn(lambda x: torch.cumsum(x, 1)),
         lambda g, dtype=dtype: (torch.randint(-50, 50, CUM_SHAPE, generator=g, dtype=dtype),), short)
     add(f"cumsum_{short}_to_same_dtype", lambda dtype=dtype: Fn(lambda x: torch.cumsum(x, 1, dtype=dtype)),
         lambda g, dtype=dtype: (torch.randint(-50, 50, CUM_SHAPE, generator=g, dtype=dtype),), short)
     add(f"cumprod_{short}_dim1", lambda: Fn(lambda x: torch.cumprod(x, 1)),
-        lambda g, dtype=dtype: (torch.randint(-3, 4, CUM_SHAPE, generator=g, dtype=dtype),), short)
+        lambda g, dtype=dtype: (torch.randint(-3, 4, CUM_SHAPE, generator=g, dtype=dtype),), short,
+        non_core_aten=CUMPROD)
     add(f"cummax_{short}_dim1", lambda: Fn(lambda x: tuple(torch.cummax(x, 1))),
-        lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),), short)
+        lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),), short, non_core_aten=CUMMAX)
     add(f"cummin_{short}_dim0", lambda: Fn(lambda x: tuple(torch.cummin(x, 0))),
-        lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),), short)
+        lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),), short, non_core_aten=CUMMIN)
 add("cumsum_bool_dim1", lambda: Fn(lambda x: torch.cumsum(x, 1)),
     lambda g: (torch.rand(*CUM_SHAPE, generator=g) > 0.5,), "bool")
 add("cumsum_f32_to_f64_out", lambda: Fn(lambda x: torch.cumsum(x, 1, dtype=torch.float64)), cum_float)
@@ -524,6 +566,7 @@ add("cumsum_i32_to_f32", lambda: Fn(lambda x: torch.cumsum(x, 1, dtype=torch.flo
     lambda g: (torch.randint(-50, 50, CUM_SHAPE, generator=g, dtype=torch.int32),), "i32")
 
 # --------------------------------------------------------------------------- F.pad
+section("pad")
 PAD_IN = {1: (1, 2, 7), 2: (1, 2, 5, 6), 3: (1, 2, 4, 5, 6)}
 PADS = {1: [(1, 2)], 2: [(1, 2, 2, 1)], 3: [(1, 2, 0, 1, 2, 1)]}
 for d in (1, 2, 3):
@@ -541,3 +584,57 @@ add("pad1d_reflect_2d_input_unbatched", lambda: Fn(lambda x: F.pad(x, (2, 2), mo
 
 CASE_BY_NAME = {case.name: case for case in CASES}
 assert len(CASE_BY_NAME) == len(CASES), "case names must be unique"
+
+
+# --------------------------------------------------------------------------- cases that run nowhere
+class RunsNowhere(NamedTuple):
+    op: str  # the op the case is about, as ExecuTorch's CPU operator table names it
+    reason: str
+
+
+def _no_kernel(op: str) -> str:
+    return f"and ExecuTorch's portable kernels have no {op} either"
+
+
+def _no_translation(op: str) -> str:
+    return f"OpenVINO's PyTorch frontend does not convert {op}, " + _no_kernel(op)
+
+
+def _nowhere(names: List[str], op: str, reason: str) -> Dict[str, RunsNowhere]:
+    return {name: RunsNowhere(op, reason) for name in names}
+
+
+# Cases that lower (the partitioner leaves their op on the CPU) but cannot load:
+# Program.load_method fails with 0x14 (OperatorMissing). Counted with a full
+# one-program-per-case sweep; test_op_variant_sweep.py checks that each op stays on the CPU.
+RUNS_NOWHERE: Dict[str, RunsNowhere] = {
+    **_nowhere(
+        ["avgpool3d_k3_s2_p1_ceil1_cip1", "avgpool3d_k2_s2_ceil_nopad"], "aten::avg_pool3d",
+        "ceil_mode with count_include_pad adds a last window past the padding, which OpenVINO averages "
+        "over the whole kernel and PyTorch over the padded input, " + _no_kernel("avg_pool3d")),
+    **_nowhere(
+        ["avgpool3d_k3_s2_p1_ceil_divisor5"], "aten::avg_pool3d",
+        "OpenVINO's frontend refuses divisor_override, and the rewrite into a plain average leaves a "
+        "ceil-mode window past the padding alone, " + _no_kernel("avg_pool3d")),
+    **_nowhere(
+        [f"embedding_bag_max_{tag}" for tag in ("2d", "offsets", "offsets_empty_bag", "last_offset",
+                                                "padding_idx")], "aten::_embedding_bag",
+        "OpenVINO translates embedding_bag for modes sum and mean only, " + _no_kernel("_embedding_bag")),
+    **_nowhere(
+        ["embedding_bag_sum_padding_idx", "embedding_bag_mean_padding_idx",
+         "embedding_bag_sum_padding_idx_nonzero_row", "embedding_bag_mean_padding_idx_nonzero_row"],
+        "aten::_embedding_bag",
+        "OpenVINO's translation ignores padding_idx (it sums and averages the padding entries in), so "
+        "the partitioner keeps it on the CPU, " + _no_kernel("_embedding_bag")),
+    **_nowhere(
+        ["interp2d_bicubic_ac0_antialias_down", "interp2d_bicubic_ac1_antialias_down",
+         "interp2d_bicubic_antialias_up"], "aten::_upsample_bicubic2d_aa",
+        _no_translation("_upsample_bicubic2d_aa")),
+    **_nowhere(
+        [name for name in CASE_BY_NAME if name.startswith("scatter_reduce_")], "aten::scatter_reduce",
+        _no_translation("scatter_reduce.two")),
+    **{name: RunsNowhere(f"aten::{op}", _no_translation(op))
+       for op in ("cumprod", "cummax", "cummin", "logcumsumexp")
+       for name in CASE_BY_NAME if name.startswith(op + "_")},
+}
+assert set(RUNS_NOWHERE) <= set(CASE_BY_NAME), "RUNS_NOWHERE names a case that does not exist"

@@ -1,0 +1,171 @@
+"""The op-variant sweep: the single-op cases of sweep_cases.py, lowered a family at a time.
+
+sweep_cases.py defines 410 small cases for the ops users meet most, each in many
+variants: convolutions (padding modes, "same"/"valid", groups, dilation, stride) and
+transposed convolutions; max, average and adaptive pooling (ceil mode,
+count_include_pad, divisor_override, indices); embedding and embedding_bag (modes,
+offsets, empty bags, include_last_offset, padding_idx, per-sample weights);
+interpolate (nearest, linear, cubic, align_corners, antialias, scales and sizes);
+reductions over f32, i32, i64 and bool (dims, keepdim, correction); index, gather,
+scatter, index_put, masked_fill and where; cumulative ops; F.pad.
+
+Lowering a case alone takes about a second, nearly all of it fixed per program
+(export, to_edge, OpenVINO's conversion and compilation, loading), so the full
+one-program-per-case sweep takes about seven minutes. Here the cases of one family
+are packed up to CASES_PER_PROGRAM at a time into one module whose forward takes the
+inputs of all its cases and returns all their outputs. Each such program is lowered
+with OpenvinoPartitioner, loaded once and run on two seeded input sets, and every
+case's outputs are compared with eager PyTorch on its own: floats within
+rtol = atol = 1e-4, integers and bools exactly.
+
+Counts: the one-program-per-case sweep (a scratch runner: each case lowered alone,
+loaded once, two inputs with seeds 1 and 2, the tolerances above), run against the
+package of 2025-12-01 with every fix listed in the docstring of sweep_cases.py, gave
+410 cases: 370 ok, 0 wrong, 0 failing to lower, 40 running nowhere. The 40 are in
+sweep_cases.RUNS_NOWHERE: OpenVINO cannot convert their op and ExecuTorch's portable
+kernels have none either, so their programs lower (the op stays on the CPU) but fail
+to load with "Missing operator". test_runs_nowhere_stays_on_cpu lowers them without
+loading and checks that the op stayed on the CPU.
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
+
+import pytest
+import torch
+from torch import nn
+
+from executorch.exir import EdgeCompileConfig
+from executorch_openvino import BACKEND_ID
+
+import sweep_cases
+from harness import eager, lower, run
+from sweep_cases import RUNS_NOWHERE, Case
+
+SEEDS = (1, 2)
+CASES_PER_PROGRAM = 16
+FLOAT_TOLERANCE = 1e-4
+
+
+def chunks(cases: Sequence[Case], size: int) -> List[List[Case]]:
+    """`cases` cut into ceil(len/size) runs of nearly equal length, in order."""
+    count = -(-len(cases) // size)
+    bounds = [round(k * len(cases) / count) for k in range(count + 1)]
+    return [list(cases[start:end]) for start, end in zip(bounds, bounds[1:])]
+
+
+def program_groups() -> List[Tuple[str, List[Case]]]:
+    """The cases that run somewhere, family by family, CASES_PER_PROGRAM at most a program."""
+    runnable = [case for case in sweep_cases.CASES if case.name not in RUNS_NOWHERE]
+    groups = []
+    for family, members in groupby(runnable, key=lambda case: case.family):
+        parts = chunks(list(members), CASES_PER_PROGRAM)
+        for k, part in enumerate(parts, 1):
+            groups.append((f"{family}-{k}of{len(parts)}" if len(parts) > 1 else family, part))
+    return groups
+
+
+def runs_nowhere_groups() -> List[Tuple[str, List[Case]]]:
+    """The cases that run nowhere, one group for each op they are about."""
+    by_op = {}
+    for case in sweep_cases.CASES:
+        if case.name in RUNS_NOWHERE:
+            by_op.setdefault(RUNS_NOWHERE[case.name].op, []).append(case)
+    return [(op.split("::")[-1], cases) for op, cases in by_op.items()]
+
+
+class Cases(nn.Module):
+    """The modules of several cases side by side: forward takes their inputs one after
+    another and returns all their outputs, flat, in case order."""
+
+    def __init__(self, cases: Sequence[Case]) -> None:
+        super().__init__()
+        modules = []
+        for case in cases:
+            torch.manual_seed(0)  # the weights a case gets when it is lowered alone
+            modules.append(case.module_factory().eval())
+        self.parts = nn.ModuleList(modules)
+        self.arities = [len(case.input_factory(torch.Generator().manual_seed(0))) for case in cases]
+
+    def forward(self, *inputs):
+        outputs, start = [], 0
+        for part, arity in zip(self.parts, self.arities):
+            result = part(*inputs[start:start + arity])
+            outputs.extend(result if isinstance(result, (tuple, list)) else [result])
+            start += arity
+        return tuple(outputs)
+
+
+def case_inputs(cases: Sequence[Case], seed: int) -> List[Tuple[Any, ...]]:
+    """One input set for each case, each from its own generator seeded with `seed`."""
+    return [case.input_factory(torch.Generator().manual_seed(seed)) for case in cases]
+
+
+def flat(inputs: Sequence[Tuple[Any, ...]]) -> Tuple[Any, ...]:
+    return tuple(value for one_case in inputs for value in one_case)
+
+
+def edge_config(cases: Sequence[Case]) -> Optional[EdgeCompileConfig]:
+    """The non-core ATen ops some cases need to_edge to accept (see Case.non_core_aten)."""
+    ops = list(dict.fromkeys(op for case in cases for op in case.non_core_aten))
+    return EdgeCompileConfig(_core_aten_ops_exception_list=ops) if ops else None
+
+
+def lower_cases(name: str, cases: Sequence[Case], tmp_path):
+    module = Cases(cases)
+    example = flat(case_inputs(cases, SEEDS[0]))
+    return module, lower(module, example, tmp_path, name=name, edge_compile_config=edge_config(cases))
+
+
+def mismatch(got: Sequence[Any], want: Sequence[Any]) -> Optional[str]:
+    """Why a case's outputs differ from eager, or None: floats within FLOAT_TOLERANCE,
+    integers and bools exactly, dtypes and shapes always."""
+    for index, (actual, expected) in enumerate(zip(got, want)):
+        tolerance = FLOAT_TOLERANCE if expected.is_floating_point() else 0.0
+        try:
+            torch.testing.assert_close(actual, expected, rtol=tolerance, atol=tolerance)
+        except AssertionError as error:
+            return f"output {index}: {error}"
+    return None
+
+
+def compare_each_case(module: Cases, cases: Sequence[Case], method, seed: int) -> Iterator[str]:
+    """Runs one input set through the loaded program and yields a message for each case
+    whose outputs differ from eager."""
+    inputs = case_inputs(cases, seed)
+    outputs = run(method, flat(inputs))
+    start = 0
+    for case, part, one_case in zip(cases, module.parts, inputs):
+        want = eager(part, one_case)
+        problem = mismatch(outputs[start:start + len(want)], want)
+        if problem:
+            yield f"{case.name} (seed {seed}): {problem}"
+        start += len(want)
+    assert start == len(outputs), f"the program returned {len(outputs)} outputs, eager {start}"
+
+
+PROGRAMS = program_groups()
+NOWHERE = runs_nowhere_groups()
+
+
+@pytest.mark.parametrize("name, cases", PROGRAMS, ids=[name for name, _ in PROGRAMS])
+def test_cases_match_eager(name, cases, tmp_path):
+    module, lowered = lower_cases(name, cases, tmp_path)
+    assert BACKEND_ID in lowered.delegate_ids(), "nothing was delegated to OpenVINO"
+    method = lowered.load_method()
+    failures = [message for seed in SEEDS for message in compare_each_case(module, cases, method, seed)]
+    assert not failures, f"{len(failures)} case runs differ from eager:\n" + "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("op_name, cases", NOWHERE, ids=[name for name, _ in NOWHERE])
+def test_runs_nowhere_stays_on_cpu(op_name, cases, tmp_path):
+    """Lowers (does not load: the portable kernels lack the op) and checks that the op
+    the cases are about stayed on the CPU and never entered the delegate."""
+    _, lowered = lower_cases(op_name, cases, tmp_path)
+    op = RUNS_NOWHERE[cases[0].name].op  # "aten::cummax"
+    on_cpu = [name for name in lowered.cpu_ops() if name.split(".")[0] == op]
+    delegated = [name for name in lowered.delegated_ops() if name.startswith(op.replace("::", ".") + ".")]
+    assert on_cpu, f"{op} is not on the CPU: {lowered.cpu_ops()}"
+    assert not delegated, f"{op} entered the OpenVINO delegate: {delegated}"

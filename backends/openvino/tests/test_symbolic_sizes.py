@@ -1,0 +1,70 @@
+"""Models that compute with their dynamic sizes lower to one delegate: the sizes
+(``x.size(1)``, ``.item()``, arithmetic on them) are made and used inside it."""
+
+import pytest
+import torch
+
+from executorch_openvino import BACKEND_ID, OpenvinoPartitioner
+from harness import assert_close, check_against_eager, eager, lower, run
+
+LENGTH = torch.export.Dim("length", min=2, max=64)
+# The slice's length, size - 1, must not be 1 either: torch specializes sizes 0 and 1.
+LONGER = torch.export.Dim("longer", min=3, max=64)
+
+
+class ReshapeBySize(torch.nn.Module):
+    def forward(self, x):
+        heads = x.view(x.size(0), x.size(1), 2, -1)
+        return heads.transpose(1, 2).reshape(x.size(0), -1) * 2
+
+
+class AddArangeOfLength(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.arange(x.size(0))[:, None]
+
+
+class SliceByComputedLength(torch.nn.Module):
+    def forward(self, x):
+        return x.narrow(1, 1, x.size(1) - 1) * 3
+
+
+class ExpandToLength(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.row = torch.nn.Parameter(torch.randn(1, 8))
+
+    def forward(self, x):
+        return x * self.row.expand(x.size(0), -1)
+
+
+CASES = {
+    "reshape_by_size": (ReshapeBySize(), lambda n: (torch.randn(3, n, 8),), ({1: LENGTH},)),
+    "arange_of_length": (AddArangeOfLength(), lambda n: (torch.randn(n, 4),), ({0: LENGTH},)),
+    "slice_by_computed_length": (SliceByComputedLength(), lambda n: (torch.randn(2, n),), ({1: LONGER},)),
+    "expand_to_length": (ExpandToLength(), lambda n: (torch.randn(n, 8),), ({0: LENGTH},)),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_model_computing_with_its_sizes_lowers_whole_and_matches_eager(case, tmp_path):
+    model, make_inputs, dynamic_shapes = CASES[case]
+    lowered = check_against_eager(model, [make_inputs(5), make_inputs(12), make_inputs(5)], tmp_path,
+                                  dynamic_shapes=dynamic_shapes)
+    assert lowered.delegate_ids() == [BACKEND_ID]
+    assert lowered.cpu_ops() == []
+
+
+def test_a_size_read_on_the_cpu_is_made_on_the_cpu(tmp_path):
+    # The view stays on the CPU and reads x.size(1): that size must not be a delegate output.
+    class SizeForTheCpu(torch.nn.Module):
+        def forward(self, x):
+            return (x.relu().view(x.size(0) * x.size(1), -1) + 1).tanh()
+
+    partitioner = OpenvinoPartitioner(op_types_to_skip=["aten.view_copy"])
+    model = SizeForTheCpu().eval()
+    inputs = [(torch.randn(3, n, 4),) for n in (5, 12)]
+    lowered = lower(model, inputs[0], tmp_path, dynamic_shapes=({1: LENGTH},), partitioner=partitioner)
+    method = lowered.load_method()
+    for each in inputs:
+        assert_close(run(method, each), eager(model, each))
+    assert "aten::sym_size.int" in lowered.cpu_ops()
