@@ -7,7 +7,7 @@ process and alternating rounds.
 Decode: each round runs `--tokens` greedy steps on each program at the same
 positions, after the same prompt. Prefill: the dynamic program takes the prompt
 in one call; the static program takes it one token per call, its only way.
-Target (issue 13): dynamic decode within 1.10x of static decode.
+The target: dynamic decode within 1.10x of static decode.
 """
 
 from __future__ import annotations

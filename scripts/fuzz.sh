@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libFuzzer over blob loading (issue 8): parse_blob, then the backend's full init
+# libFuzzer over blob loading: parse_blob, then the backend's full init
 # and destroy, with truncated, bit-flipped, random and structurally mutated blobs.
 #
 #   bash scripts/fuzz.sh                      # 300 s; FUZZ_SECONDS=600 for longer

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# AddressSanitizer and LeakSanitizer over the C++ runtime (issue 8).
+# AddressSanitizer and LeakSanitizer over the C++ runtime.
 #
 # Builds the runtime and its C++ test programs with -fsanitize=address (CMake
 # options ETOV_BUILD_TESTS=ON ETOV_SANITIZE=address) into build/asan, lowers a set

@@ -16,26 +16,12 @@ from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 from torch.export import ExportedProgram
 
 from .copy_rules import copy_source
+from .dtypes import OPENVINO_TYPES
 from .op_support import DIM_ORDER_OPS, op_name
 from .passes import run_passes
 
 logger = logging.getLogger(__name__)
 
-_OV_TYPES = {
-    torch.float32: ov.Type.f32,
-    torch.float16: ov.Type.f16,
-    torch.bfloat16: ov.Type.bf16,
-    torch.float64: ov.Type.f64,
-    torch.uint8: ov.Type.u8,
-    torch.int8: ov.Type.i8,
-    torch.int16: ov.Type.i16,
-    torch.int32: ov.Type.i32,
-    torch.int64: ov.Type.i64,
-    torch.bool: ov.Type.boolean,
-    torch.uint16: ov.Type.u16,
-    torch.uint32: ov.Type.u32,
-    torch.uint64: ov.Type.u64,
-}
 
 
 def to_graph_module(edge_program: ExportedProgram) -> torch.fx.GraphModule:
@@ -92,7 +78,7 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
             f"OpenVINO made {len(parameters)} inputs for a partition with {len(placeholders)}"
         )
     for parameter, (torch_type, _, partial_shape) in zip(parameters, inputs):
-        parameter.set_element_type(_OV_TYPES[torch_type])
+        parameter.set_element_type(OPENVINO_TYPES[torch_type])
         parameter.set_partial_shape(partial_shape)
     model.validate_nodes_and_infer_types()
     model = _restore_output_positions(model, output_positions)
@@ -182,9 +168,9 @@ def _convert_outputs_to_torch_dtypes(model: ov.Model, expected: List[object]) ->
         raise RuntimeError(f"OpenVINO made {len(results)} outputs for a partition with {len(expected)}")
     changed = False
     for result, value in zip(results, expected):
-        if not isinstance(value, torch.Tensor) or value.dtype not in _OV_TYPES:
+        if not isinstance(value, torch.Tensor) or value.dtype not in OPENVINO_TYPES:
             continue
-        wanted = _OV_TYPES[value.dtype]
+        wanted = OPENVINO_TYPES[value.dtype]
         source = result.input_value(0)
         if source.get_element_type() != wanted:
             logger.debug("OpenVINO output %s: converting %s to %s", result.get_friendly_name(),
@@ -203,9 +189,9 @@ def _input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
             f"OpenVINO delegate input {node.name!r} is a {type(value).__name__}; "
             "only tensors are supported"
         )
-    if value.dtype not in _OV_TYPES:
+    if value.dtype not in OPENVINO_TYPES:
         raise ValueError(f"OpenVINO delegate input {node.name!r} has dtype {value.dtype}, "
-                         f"accepted: {', '.join(str(t) for t in _OV_TYPES)}")
+                         f"accepted: {', '.join(str(t) for t in OPENVINO_TYPES)}")
     dims: List[ov.Dimension] = []
     for size in value.shape:
         if isinstance(size, int):

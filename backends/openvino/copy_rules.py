@@ -29,6 +29,8 @@ import torch
 from torch.export import ExportedProgram
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
+from .node_names import op_name
+
 logger = logging.getLogger(__name__)
 
 # Full slices reach the edge graph as alias_copy.
@@ -45,10 +47,6 @@ EXACT_CONSTANT_COPY_DTYPES: FrozenSet[torch.dtype] = frozenset(
 )
 
 
-def _name(node: torch.fx.Node) -> str:
-    return getattr(node.target, "__name__", str(node.target))
-
-
 def _value(node: object) -> Optional[torch.Tensor]:
     value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
     return value if isinstance(value, torch.Tensor) else None
@@ -58,7 +56,7 @@ def is_copy(node: torch.fx.Node) -> bool:
     """True for an op that returns its input's values unchanged in a new tensor."""
     if node.op != "call_function" or not node.args or not isinstance(node.args[0], torch.fx.Node):
         return False
-    name = _name(node)
+    name = op_name(node)
     if name in _ALWAYS_COPY:
         return True
     source, result = _value(node.args[0]), _value(node)

@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import functools
 import logging
-import operator
 from typing import Collection, Dict, FrozenSet, Mapping, Optional
 
 import torch
-from torch._ops import OpOverload
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from .argument_rules import argument_refusal
+from .dtypes import BOUND_DTYPES
+from .node_names import op_name
 
 logger = logging.getLogger(__name__)
 
-# Dtypes the C++ runtime binds bit for bit (runtime/tensor_binding.cpp, to_ov_type).
-BOUND_DTYPES: FrozenSet[torch.dtype] = frozenset(
-    {
-        torch.float32, torch.float16, torch.bfloat16, torch.float64,
-        torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool,
-        torch.uint16, torch.uint32, torch.uint64,
-    }
-)
 
 # ExecuTorch's dim-order copies: preprocess turns them back into aten ops that
 # OpenVINO's frontend converts (DimOrderOpsRevertPass).
@@ -40,25 +32,6 @@ def openvino_supported_ops() -> FrozenSet[str]:
     for key in OperatorSupport([])._support_dict:
         names.add(key[len("torch.ops."):] if key.startswith("torch.ops.") else key)
     return frozenset(names | DIM_ORDER_OPS)
-
-
-def op_name(node: torch.fx.Node) -> str:
-    """The op a node calls, as OpenVINO's support table names it.
-
-    Edge ops and raw ATen ops as "aten.add.Tensor" or "aten.sym_size.int", Python's
-    operators on symbolic sizes as "_operator.mul", ``operator.getitem`` as "getitem".
-    """
-    target = node.target
-    if isinstance(target, str):
-        return target
-    if target is operator.getitem:
-        return "getitem"
-    if isinstance(target, OpOverload):
-        return str(target)  # its __name__ drops the namespace: "sym_size.int"
-    name = getattr(target, "__name__", None) or str(target)
-    if getattr(target, "__module__", None) == "_operator":
-        return f"_operator.{name}"
-    return name
 
 
 # Checks that ExecuTorch removes before it runs a program (RemoveGraphAssertsPass in

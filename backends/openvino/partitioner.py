@@ -15,6 +15,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from .compile_specs import parse_compile_specs, with_defaults
 from .conversion_check import unconvertible_nodes
 from .copy_rules import CopyPlacement
+from .node_names import op_name
 from .op_support import OpenvinoOperatorSupport
 from .preprocess import BACKEND_ID
 from .symint_boundary import symbolic_values_crossing
@@ -111,4 +112,4 @@ def _unconvertible(exported_program: ExportedProgram, partitions: list,
 
 
 def _is_getitem(node: torch.fx.Node) -> bool:
-    return node.op == "call_function" and getattr(node.target, "__name__", "") == "getitem"
+    return node.op == "call_function" and op_name(node) == "getitem"

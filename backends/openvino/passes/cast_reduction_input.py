@@ -18,6 +18,8 @@ import logging
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
+from ..node_names import op_name
+
 logger = logging.getLogger(__name__)
 
 _REDUCTIONS = ("aten.cumsum.default", "aten.prod.dim_int", "aten.prod.default")
@@ -41,7 +43,7 @@ def cast_reduction_input(graph_module: torch.fx.GraphModule) -> torch.fx.GraphMo
     graph = graph_module.graph
     changed = False
     for node in list(graph.nodes):
-        if node.op != "call_function" or getattr(node.target, "__name__", None) not in _REDUCTIONS:
+        if node.op != "call_function" or op_name(node) not in _REDUCTIONS:
             continue
         source = node.args[0]
         source_value, result_value = _tensor_value(source), _tensor_value(node)

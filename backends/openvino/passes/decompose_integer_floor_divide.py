@@ -12,13 +12,15 @@ from __future__ import annotations
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
+from ..node_names import op_name
+
 _FLOOR_DIVIDE_OPS = ("aten.div.Tensor_mode", "aten.floor_divide.default")
 
 
 def _is_integer_floor_divide(node: torch.fx.Node) -> bool:
-    if node.op != "call_function" or getattr(node.target, "__name__", None) not in _FLOOR_DIVIDE_OPS:
+    if node.op != "call_function" or op_name(node) not in _FLOOR_DIVIDE_OPS:
         return False
-    if node.target.__name__ == "aten.div.Tensor_mode" and node.kwargs.get("rounding_mode") != "floor":
+    if op_name(node) == "aten.div.Tensor_mode" and node.kwargs.get("rounding_mode") != "floor":
         return False
     value = node.meta.get("val")
     return isinstance(value, torch.Tensor) and not value.dtype.is_floating_point and value.dtype != torch.bool

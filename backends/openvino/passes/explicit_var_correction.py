@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import torch
 
+from ..node_names import op_name
+
 _VARIANCE_OPS = ("aten.var.correction", "aten.var_mean.correction")
 
 
 def explicit_var_correction(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     changed = False
     for node in graph_module.graph.nodes:
-        if node.op != "call_function" or getattr(node.target, "__name__", None) not in _VARIANCE_OPS:
+        if node.op != "call_function" or op_name(node) not in _VARIANCE_OPS:
             continue
         if node.kwargs.get("correction") is None:
             node.kwargs = {**node.kwargs, "correction": 1}

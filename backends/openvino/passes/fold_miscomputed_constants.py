@@ -40,6 +40,8 @@ from typing import Any, Callable, Dict, List, Optional, Set
 import torch
 from torch._ops import OpOverload
 
+from ..node_names import op_name
+
 logger = logging.getLogger(__name__)
 
 def _integer_result(node: torch.fx.Node) -> bool:
@@ -85,7 +87,7 @@ def fold_miscomputed_constants(graph_module: torch.fx.GraphModule) -> torch.fx.G
 def _is_miscomputed(node: torch.fx.Node) -> bool:
     if node.op != "call_function":
         return False
-    miscomputed = MISCOMPUTED_OVER_CONSTANTS.get(getattr(node.target, "__name__", None))
+    miscomputed = MISCOMPUTED_OVER_CONSTANTS.get(op_name(node))
     return miscomputed is not None and miscomputed(node)
 
 

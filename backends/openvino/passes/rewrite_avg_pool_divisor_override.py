@@ -16,6 +16,7 @@ import math
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
+from ..node_names import op_name
 from ..pool_geometry import AvgPool
 
 _SPATIAL = {"aten.avg_pool2d.default": 2, "aten.avg_pool3d.default": 3}
@@ -25,7 +26,7 @@ def rewrite_avg_pool_divisor_override(graph_module: torch.fx.GraphModule) -> tor
     graph = graph_module.graph
     changed = False
     for node in list(graph.nodes):
-        spatial = _SPATIAL.get(getattr(node.target, "__name__", None)) if node.op == "call_function" else None
+        spatial = _SPATIAL.get(op_name(node)) if node.op == "call_function" else None
         if spatial is None:
             continue
         pool = AvgPool.of(node, spatial)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
+from ..node_names import op_name
+
 _EMBEDDING_BAG = "aten._embedding_bag.default"
 # _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
 #                per_sample_weights=None, include_last_offset=False, padding_idx=-1)
@@ -22,7 +24,7 @@ def rewrite_embedding_bag_last_offset(graph_module: torch.fx.GraphModule) -> tor
     graph = graph_module.graph
     changed = False
     for node in list(graph.nodes):
-        if node.op != "call_function" or getattr(node.target, "__name__", None) != _EMBEDDING_BAG:
+        if node.op != "call_function" or op_name(node) != _EMBEDDING_BAG:
             continue
         args = list(node.args)
         include_last_offset = node.kwargs.get(

@@ -17,6 +17,8 @@ from typing import List, Optional
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
+from ..node_names import op_name
+
 INDEX = "aten.index.Tensor"
 
 
@@ -34,7 +36,7 @@ def wrap_negative_indices(graph_module: torch.fx.GraphModule) -> torch.fx.GraphM
     graph = graph_module.graph
     changed = False
     for node in list(graph.nodes):
-        if node.op != "call_function" or getattr(node.target, "__name__", None) != INDEX:
+        if node.op != "call_function" or op_name(node) != INDEX:
             continue
         sizes = node.args[0].meta["val"].shape
         indices = list(node.args[1])

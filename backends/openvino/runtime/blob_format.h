@@ -5,7 +5,7 @@
  *   offset  size  field
  *        0     8  magic "ETOVBLOB"
  *        8     4  format version, uint32 little-endian (kBlobFormatVersion)
- *       12     4  header size in bytes, uint32 LE (kBlobHeaderSize for version 1)
+ *       12     4  header size in bytes, uint32 LE (kBlobHeaderSize for version 2)
  *       16    48  OpenVINO version that wrote the blob, ASCII, NUL-padded
  *       64     8  IR XML size, uint64 LE
  *       72     8  IR weights size, uint64 LE

@@ -13,7 +13,9 @@ namespace executorch_openvino {
 /// specs stored in the program, then from load-time overrides.
 struct LoadOptions {
   std::string device = "CPU";
-  std::string inference_precision;  // empty: the device's default (f32 on CPU)
+  // Empty: f32 on a CPU (OpenVINO itself would pick bf16 where the CPU has bf16
+  // units), the device's own default elsewhere.
+  std::string inference_precision;
   std::string performance_hint = "LATENCY";
   std::string cache_dir;  // empty: no model cache
   std::string num_streams;  // empty: what the performance hint picks; else "AUTO" or a count

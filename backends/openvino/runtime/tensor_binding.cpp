@@ -1,6 +1,9 @@
 #include "tensor_binding.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
@@ -138,8 +141,8 @@ Error copy_dynamic_output(ov::Tensor& produced, Tensor& output, const std::strin
   SizesType sizes[executorch::runtime::kTensorDimensionLimit];
   if (shape.size() > executorch::runtime::kTensorDimensionLimit ||
       shape.size() != static_cast<size_t>(output.dim())) {
-    ET_LOG(Error, "OpenVINO delegate %s: OpenVINO produced rank %zu, the program expects rank %zd",
-           name.c_str(), shape.size(), static_cast<ssize_t>(output.dim()));
+    ET_LOG(Error, "OpenVINO delegate %s: OpenVINO produced rank %zu, the program expects rank %lld",
+           name.c_str(), shape.size(), static_cast<long long>(output.dim()));
     return Error::InvalidArgument;
   }
   for (size_t i = 0; i < shape.size(); ++i) {

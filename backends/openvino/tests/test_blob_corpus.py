@@ -1,4 +1,4 @@
-"""The blob fuzz corpus through the runtime's init path (issue 8).
+"""The blob fuzz corpus through the runtime's init path.
 
 fuzz_corpus/ holds blobs found by the fuzzer (scripts/fuzz.sh, then reduced) and
 damaged blobs made by blob_seeds.py --crafted. Each file's name says what must

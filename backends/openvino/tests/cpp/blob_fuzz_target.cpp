@@ -1,5 +1,5 @@
 /*
- * Fuzz target for blob loading (issue 8). One input is one processed blob, as
+ * Fuzz target for blob loading. One input is one processed blob, as
  * preprocess (blob.py) writes it and ExecuTorch hands it to our BackendInterface.
  *
  * For every input:

@@ -1,5 +1,5 @@
 /*
- * Zero-copy unit test of tensor_binding (issue 7): a static input and output are
+ * Zero-copy unit test of tensor_binding: a static input and output are
  * bound to the ExecuTorch tensors' own memory, so OpenVINO reads and writes the
  * caller's buffers; binding the same tensors again rebinds nothing; binding other
  * memory does rebind. A dynamic output is left to OpenVINO and copied back.

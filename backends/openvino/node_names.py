@@ -1,0 +1,27 @@
+"""The name of the op a graph node calls, as every part of the package compares it."""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+from torch._ops import OpOverload
+
+
+def op_name(node: torch.fx.Node) -> str:
+    """The op a node calls, as OpenVINO's support table names it.
+
+    Edge ops and raw ATen ops as "aten.add.Tensor" or "aten.sym_size.int", Python's
+    operators on symbolic sizes as "_operator.mul", ``operator.getitem`` as "getitem".
+    """
+    target = node.target
+    if isinstance(target, str):
+        return target
+    if target is operator.getitem:
+        return "getitem"
+    if isinstance(target, OpOverload):
+        return str(target)  # its __name__ drops the namespace: "sym_size.int"
+    name = getattr(target, "__name__", None) or str(target)
+    if getattr(target, "__module__", None) == "_operator":
+        return f"_operator.{name}"
+    return name
