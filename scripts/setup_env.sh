@@ -12,8 +12,17 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 # shellcheck disable=SC1091
 . "$VENV/bin/activate"
+# Install only when what the package is built from changed since the last install
+# into this venv: a pip install rebuilds the C++ runtime, a minute or more.
+stamp="$VENV/.executorch_openvino-sources"
+sources=$(find CMakeLists.txt pyproject.toml backends/openvino -path backends/openvino/tests -prune \
+            -o -type f ! -name '*.pyc' -print | LC_ALL=C sort | xargs sha256sum | sha256sum)
+if [ "$(cat "$stamp" 2>/dev/null)" = "$sources" ]; then
+  exit 0
+fi
 python -m pip install --quiet --upgrade pip
 # torch first and pinned: the CPU build of 2.13.0 works with executorch 1.5.1, while
 # an unpinned torch resolves to a CUDA build of several GB.
 python -m pip install --quiet torch==2.13.0
 python -m pip install --quiet ".[test]"
+echo "$sources" > "$stamp"
