@@ -14,7 +14,7 @@ import logging
 import os
 from typing import Optional
 
-from .compile_specs import check_cache_dir, check_precision
+from .compile_specs import CACHE_DIR, INFERENCE_PRECISION, check_cache_dir, check_precision
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def set_runtime_options(
         check_precision(inference_precision)
     if cache_dir:
         check_cache_dir(cache_dir)
-    for key, value in (("inference_precision", inference_precision), ("cache_dir", cache_dir)):
+    for key, value in ((INFERENCE_PRECISION, inference_precision), (CACHE_DIR, cache_dir)):
         if value is None:
             continue
         status = load_runtime_library().etov_set_load_option(key.encode(), value.encode())

@@ -17,6 +17,8 @@
 #include <openvino/core/version.hpp>
 #include <openvino/runtime/core.hpp>
 
+#include <executorch_openvino/backend.h>
+
 #include "blob_reader.h"
 #include "ir_cache.h"
 #include "options.h"
@@ -37,10 +39,6 @@ using executorch::runtime::EValue;
 using executorch::runtime::FreeableBuffer;
 using executorch::runtime::Result;
 using executorch::runtime::Span;
-
-// Must equal BACKEND_ID in backends/openvino/preprocess.py (the BackendDetails class name);
-// tests/test_runtime_loading.py checks that the two agree.
-constexpr const char* kBackendId = "ExecutorchOpenvinoBackend";
 
 // One Core per process: it loads the device plugins once and is thread-safe.
 ov::Core& shared_core() {
@@ -242,24 +240,24 @@ const Error registered = executorch::runtime::register_backend({kBackendId, &bac
 }  // namespace
 }  // namespace executorch_openvino
 
-// A small C API for the Python package (ctypes), which has no other way to reach
-// ExecuTorch's set_option from a program loaded with executorch.runtime.
+// The C API declared in backend.h: C++ applications call etov_registration_status;
+// the Python package (ctypes) has no other way to reach ExecuTorch's set_option
+// from a program loaded with executorch.runtime.
 extern "C" {
 
-__attribute__((visibility("default"))) const char* etov_backend_id() {
+const char* etov_backend_id() {
   return executorch_openvino::kBackendId;
 }
 
-__attribute__((visibility("default"))) int etov_registration_status() {
+int etov_registration_status() {
   return static_cast<int>(executorch_openvino::registered);
 }
 
-__attribute__((visibility("default"))) const char* etov_openvino_version() {
+const char* etov_openvino_version() {
   return ov::get_openvino_version().buildNumber;
 }
 
-/// Sets a process-wide load option (see options.h); returns an ExecuTorch Error code.
-__attribute__((visibility("default"))) int etov_set_load_option(const char* key, const char* value) {
+int etov_set_load_option(const char* key, const char* value) {
   using executorch::runtime::BackendOption;
   if (key == nullptr || value == nullptr ||
       std::strlen(key) >= executorch::runtime::kMaxOptionKeyLength ||

@@ -135,8 +135,8 @@ Error set_override(LoadOverrides& overrides, const BackendOption& option) {
   } else if (std::strcmp(option.key, kCacheDirKey) == 0) {
     overrides.cache_dir = *value;
   } else {
-    ET_LOG(Error, "OpenVINO load option '%s' is unknown; accepted: inference_precision, cache_dir",
-           option.key);
+    ET_LOG(Error, "OpenVINO load option '%s' is unknown; accepted: %s, %s", option.key,
+           kPrecisionKey, kCacheDirKey);
     return Error::InvalidArgument;
   }
   return Error::Ok;

@@ -7,6 +7,8 @@
 #include <executorch/runtime/backend/interface.h>
 #include <openvino/core/any.hpp>
 
+#include <executorch_openvino/backend.h>
+
 namespace executorch_openvino {
 
 /// How a delegate is compiled when the runtime loads it. Filled from the compile
@@ -30,11 +32,10 @@ struct LoadOverrides {
   std::string cache_dir;
 };
 
-/// The option keys, shared by compile specs, set_option and per-load options.
+/// The compile-spec keys. inference_precision and cache_dir (kPrecisionKey,
+/// kCacheDirKey) are load options too, so they are public, in backend.h.
 inline constexpr const char* kDeviceKey = "device";
-inline constexpr const char* kPrecisionKey = "inference_precision";
 inline constexpr const char* kPerformanceHintKey = "performance_hint";
-inline constexpr const char* kCacheDirKey = "cache_dir";
 inline constexpr const char* kNumStreamsKey = "num_streams";
 inline constexpr const char* kInferenceNumThreadsKey = "inference_num_threads";
 

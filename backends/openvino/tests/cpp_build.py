@@ -63,9 +63,14 @@ def build_targets(build_dir: Path, targets: tuple) -> str | None:
 
     A second call on the same folder only rebuilds what changed.
     """
-    configure = [_tool("cmake"), "-S", str(REPO_ROOT), "-B", str(build_dir),
-                 "-DCMAKE_BUILD_TYPE=Release", "-DETOV_BUILD_TESTS=ON",
-                 f"-DPython3_EXECUTABLE={sys.executable}"]
+    return cmake_build(REPO_ROOT, build_dir, targets, [
+        "-DETOV_BUILD_TESTS=ON", f"-DPython3_EXECUTABLE={sys.executable}"])
+
+
+def cmake_build(source_dir: Path, build_dir: Path, targets: tuple, defines: list) -> str | None:
+    """Configures `source_dir` (Release, Ninja when installed, `defines`) and builds `targets`; the failure's output, or None."""
+    configure = [_tool("cmake"), "-S", str(source_dir), "-B", str(build_dir),
+                 "-DCMAKE_BUILD_TYPE=Release", *defines]
     ninja = _tool("ninja")
     if ninja:
         configure += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]

@@ -44,12 +44,11 @@
 #include <executorch/runtime/core/freeable_buffer.h>
 #include <executorch/runtime/platform/platform.h>
 #include <executorch/runtime/platform/runtime.h>
+#include <executorch_openvino/backend.h>
 
 #include "blob_format.h"
 #include "blob_reader.h"
 #include "crc32.h"
-
-extern "C" int etov_registration_status();
 
 namespace {
 

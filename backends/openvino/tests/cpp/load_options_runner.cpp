@@ -47,12 +47,9 @@
 #include <executorch/runtime/executor/program.h>
 #include <executorch/runtime/platform/runtime.h>
 
-#include "method_memory.h"
+#include <executorch_openvino/backend.h>
 
-// From libexecutorch_openvino_runtime.so: referencing it keeps the library (and
-// so the delegate's registration) in the process whatever the linker flags.
-extern "C" int etov_registration_status();
-extern "C" const char* etov_backend_id();
+#include "method_memory.h"
 
 namespace {
 

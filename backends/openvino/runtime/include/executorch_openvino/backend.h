@@ -1,0 +1,52 @@
+/*
+ * The public interface of libexecutorch_openvino_runtime.so, installed with the
+ * CMake package executorch_openvino (target executorch_openvino::backend).
+ *
+ * Loading the library registers the OpenVINO delegate with ExecuTorch's runtime
+ * under kBackendId. Programs lowered with executorch_openvino.OpenvinoPartitioner
+ * then load with ExecuTorch's Program or Module API as usual.
+ *
+ * Call etov_registration_status() once before loading programs: it reports
+ * whether the registration worked, and the call is what makes the linker keep
+ * the library. Nothing else in an application refers to it (ExecuTorch finds
+ * the delegate by name), so with -Wl,--as-needed, the default of several Linux
+ * distributions, a library that is never called is dropped from the program
+ * and the delegate is never registered. An explicit call works whatever the
+ * linker flags or their order, which link options on the target cannot promise.
+ */
+#pragma once
+
+#define ETOV_API __attribute__((visibility("default")))
+
+namespace executorch_openvino {
+
+/// The id the delegate registers under. Must equal BACKEND_ID in
+/// backends/openvino/preprocess.py; tests/test_backend_id.py checks that they agree.
+inline constexpr const char kBackendId[] = "ExecutorchOpenvinoBackend";
+
+/// Load-option keys, for executorch::runtime::set_option (process-wide, or
+/// etov_set_load_option) and for a LoadBackendOptionsMap given to
+/// Program::load_method (one load). They win over the program's compile specs.
+inline constexpr const char kPrecisionKey[] = "inference_precision";  // "f32", "f16" or "bf16"
+inline constexpr const char kCacheDirKey[] = "cache_dir";  // a folder for OpenVINO's model cache
+
+}  // namespace executorch_openvino
+
+extern "C" {
+
+/// 0 (executorch::runtime::Error::Ok) when the delegate is registered, else the
+/// Error that register_backend returned. See above for why applications call it.
+ETOV_API int etov_registration_status();
+
+/// kBackendId, for callers that use the C functions only (the Python package).
+ETOV_API const char* etov_backend_id();
+
+/// The build number of the OpenVINO release the library runs with.
+ETOV_API const char* etov_openvino_version();
+
+/// Sets a process-wide load option (kPrecisionKey or kCacheDirKey) for every
+/// delegate loaded afterwards; an empty value clears it. Returns an
+/// executorch::runtime::Error code: 0 on success.
+ETOV_API int etov_set_load_option(const char* key, const char* value);
+
+}  // extern "C"

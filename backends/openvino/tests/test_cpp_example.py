@@ -1,0 +1,68 @@
+"""examples/cpp builds against the installed CMake package and computes what executorch.runtime does.
+
+The example is configured with find_package(executorch_openvino) and
+CMAKE_PREFIX_PATH=executorch_openvino.cmake_prefix_path, linked with
+-Wl,--as-needed, as an application outside this repository would be.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+import torch
+
+import executorch_openvino
+from cpp_build import REPO_ROOT, cmake_build, skip_reason
+from cpp_programs import LinearRelu, TwoOutputs
+from harness import lower
+
+EXAMPLE_DIR = REPO_ROOT / "examples" / "cpp"
+OUTPUT_LINE = re.compile(r"^output (\d+):(.*)$")
+
+
+@pytest.fixture(scope="module")
+def run_pte(tmp_path_factory):
+    reason = skip_reason()
+    if reason or not EXAMPLE_DIR.is_dir():
+        pytest.skip(reason or "examples/cpp is not here")
+    build_dir = tmp_path_factory.mktemp("example_build")
+    failure = cmake_build(EXAMPLE_DIR, build_dir, ("run_pte",),
+                          [f"-DCMAKE_PREFIX_PATH={executorch_openvino.cmake_prefix_path}"])
+    if failure:
+        pytest.fail(failure)
+    return build_dir / "run_pte"
+
+
+def printed_outputs(stdout: str) -> dict:
+    found = {}
+    for line in stdout.splitlines():
+        match = OUTPUT_LINE.match(line)
+        if match:
+            found[int(match.group(1))] = torch.tensor([float(value) for value in match.group(2).split()])
+    return found
+
+
+@pytest.mark.parametrize("model, shapes", [(LinearRelu(), [(8, 64)]), (TwoOutputs(), [(3, 5), (3, 5)])],
+                         ids=["linear_relu", "two_outputs"])
+def test_example_prints_what_executorch_runtime_computes(run_pte, tmp_path, model, shapes):
+    lowered = lower(model.eval(), tuple(torch.randn(shape) for shape in shapes), tmp_path)
+    assert lowered.cpu_ops() == [], "the example links no kernels: the program must be fully delegated"
+    ones = [torch.ones(shape) for shape in shapes]
+    want = lowered.load_method().execute(ones)
+
+    result = subprocess.run([str(run_pte), str(lowered.path)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    got = printed_outputs(result.stdout)
+    assert sorted(got) == list(range(len(want)))
+    for index, expected in enumerate(want):
+        torch.testing.assert_close(got[index], expected.flatten(), rtol=1e-5, atol=1e-5)
+
+
+def test_example_is_linked_with_as_needed_and_still_needs_the_runtime(run_pte):
+    # Were the registration call missing, --as-needed would drop the library.
+    dynamic = subprocess.run(["readelf", "-d", str(run_pte)], capture_output=True, text=True)
+    if dynamic.returncode != 0:
+        pytest.skip("readelf is not installed")
+    assert "libexecutorch_openvino_runtime.so" in dynamic.stdout

@@ -1,0 +1,49 @@
+// Runs forward of a fully delegated .pte on all-ones float inputs and prints the outputs.
+// It links no kernel library, so every op of the program must run in the OpenVINO delegate.
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+#include <executorch/extension/data_loader/file_data_loader.h>
+#include <executorch/extension/memory_allocator/malloc_memory_allocator.h>
+#include <executorch/runtime/executor/program.h>
+#include <executorch/runtime/platform/runtime.h>
+#include <executorch_openvino/backend.h>
+
+using namespace executorch::runtime;
+
+int main(int argc, char** argv) {
+  runtime_init();
+  ET_CHECK_MSG(argc == 2, "usage: run_pte model.pte");
+  // The one call into the library: it keeps it linked (see backend.h) and checks registration.
+  ET_CHECK_MSG(etov_registration_status() == 0, "the OpenVINO delegate did not register");
+  auto loader = executorch::extension::FileDataLoader::from(argv[1]);
+  ET_CHECK_MSG(loader.ok(), "cannot read %s", argv[1]);
+  Result<Program> program = Program::load(&loader.get());
+  ET_CHECK_MSG(program.ok(), "Program::load failed: 0x%x", static_cast<unsigned>(program.error()));
+  MethodMeta meta = program->method_meta("forward").get();
+  // One buffer per memory-planned buffer of the method (inputs live in them too).
+  std::vector<std::vector<uint8_t>> buffers;
+  std::vector<Span<uint8_t>> spans;
+  for (size_t i = 0; i < meta.num_memory_planned_buffers(); ++i) {
+    buffers.emplace_back(meta.memory_planned_buffer_size(i).get());
+    spans.emplace_back(buffers.back().data(), buffers.back().size());
+  }
+  HierarchicalAllocator planned({spans.data(), spans.size()});
+  executorch::extension::MallocMemoryAllocator method_allocator, temp_allocator;
+  MemoryManager memory(&method_allocator, &planned, &temp_allocator);
+  Result<Method> method = program->load_method("forward", &memory);
+  ET_CHECK_MSG(method.ok(), "load_method failed: 0x%x", static_cast<unsigned>(method.error()));
+  for (size_t i = 0; i < method->inputs_size(); ++i) {
+    auto input = method->mutable_input(i).toTensor();
+    ET_CHECK_MSG(input.scalar_type() == executorch::aten::ScalarType::Float, "input %zu is not float", i);
+    std::fill_n(input.mutable_data_ptr<float>(), input.numel(), 1.0f);
+  }
+  ET_CHECK_MSG(method->execute() == Error::Ok, "execute failed");
+  for (size_t i = 0; i < method->outputs_size(); ++i) {
+    auto output = method->get_output(i).toTensor();
+    std::printf("output %zu:", i);
+    for (ssize_t k = 0; k < output.numel(); ++k) std::printf(" %.7g", output.const_data_ptr<float>()[k]);
+    std::printf("\n");
+  }
+  return 0;
+}
