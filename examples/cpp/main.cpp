@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < method->outputs_size(); ++i) {
     auto output = method->get_output(i).toTensor();
     std::printf("output %zu:", i);
-    for (ssize_t k = 0; k < output.numel(); ++k) std::printf(" %.7g", output.const_data_ptr<float>()[k]);
+    for (executorch::aten::SizesType k = 0; k < output.numel(); ++k) std::printf(" %.7g", output.const_data_ptr<float>()[k]);
     std::printf("\n");
   }
   return 0;
