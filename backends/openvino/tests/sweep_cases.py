@@ -276,7 +276,8 @@ add("interp2d_nearest_scale0.5", lambda: Fn(lambda x: F.interpolate(x, scale_fac
     randn(1, 2, 8, 6))
 add("interp2d_bilinear_scale1.5_recompute", lambda: Fn(lambda x: F.interpolate(
     x, scale_factor=1.5, mode="bilinear", recompute_scale_factor=True)), randn(*INTERP_IN[2]))
-AA_OP = {"bilinear": (), "bicubic": (aten._upsample_bicubic2d_aa.default,)}  # bicubic is not core ATen
+# _upsample_bicubic2d_aa is not core ATen and has no decomposition; the bilinear one needs nothing.
+AA_OP = {"bilinear": (), "bicubic": (aten._upsample_bicubic2d_aa.default,)}
 for mode in ("bilinear", "bicubic"):
     for ac in (False, True):
         add(f"interp2d_{mode}_ac{int(ac)}_antialias_down", lambda mode=mode, ac=ac: Fn(
