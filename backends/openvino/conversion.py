@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from typing import List, Optional, Tuple
@@ -15,6 +16,7 @@ from openvino.frontend import FrontEndManager
 from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 from torch.export import ExportedProgram
 
+from .buffer_state import buffer_initial_values, constant_inputs, keep_buffers_as_state, mutation_count
 from .copy_rules import copy_source
 from .dtypes import OPENVINO_TYPES
 from .op_support import DIM_ORDER_OPS, op_name
@@ -27,9 +29,25 @@ logger = logging.getLogger(__name__)
 def to_graph_module(edge_program: ExportedProgram) -> torch.fx.GraphModule:
     """The partition as a GraphModule whose weights are attributes, ready to convert.
 
-    The user's program is not changed: ``module()`` builds a new GraphModule.
+    Its placeholders are the buffers the partition writes, then the user inputs;
+    its outputs are the buffers' new values, then the user outputs. The user's
+    program is not changed: the graph is copied.
     """
-    return prepare_graph_module(edge_program.module())
+    graph_module = copy.deepcopy(edge_program.graph_module)
+    graph = graph_module.graph
+    constants = constant_inputs(edge_program)
+    for node in list(graph.nodes):
+        if node.op != "placeholder" or node.name not in constants:
+            continue
+        attribute = f"_weight_{node.name}"
+        graph_module.register_buffer(attribute, constants[node.name])
+        with graph.inserting_before(node):
+            weight = graph.get_attr(attribute)
+        weight.meta = dict(node.meta)
+        node.replace_all_uses_with(weight)
+        graph.erase_node(node)
+    graph_module.recompile()
+    return prepare_graph_module(graph_module)
 
 
 def prepare_graph_module(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -83,7 +101,8 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
     model.validate_nodes_and_infer_types()
     model = _restore_output_positions(model, output_positions)
     _convert_outputs_to_torch_dtypes(model, expected_outputs)
-    return model
+    return keep_buffers_as_state(model, buffer_initial_values(edge_program),
+                                 [node.name for node in placeholders], mutation_count(edge_program))
 
 
 def return_each_value_once(graph_module: torch.fx.GraphModule) -> List[int]:

@@ -11,6 +11,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from .argument_rules import argument_refusal
 from .dtypes import BOUND_DTYPES
+from .kept_whole import KEPT_WHOLE_OPS
 from .node_names import op_name
 
 logger = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ def openvino_supported_ops() -> FrozenSet[str]:
     names = set()
     for key in OperatorSupport([])._support_dict:
         names.add(key[len("torch.ops."):] if key.startswith("torch.ops.") else key)
-    return frozenset(names | DIM_ORDER_OPS)
+    return frozenset(names | DIM_ORDER_OPS | KEPT_WHOLE_OPS)
 
 
 # Checks that ExecuTorch removes before it runs a program (RemoveGraphAssertsPass in

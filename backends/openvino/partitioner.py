@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Collection, Dict, FrozenSet, List, Optional, Set
+from typing import Callable, Collection, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import torch
 from executorch.exir.backend.compile_spec_schema import CompileSpec
@@ -12,10 +12,12 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export.exported_program import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
+from .buffer_state import tag_owned_buffers
 from .compile_specs import parse_compile_specs, with_defaults
 from .conversion_check import unconvertible_nodes
 from .copy_rules import CopyPlacement
 from .node_names import op_name
+from .kept_whole import ops_kept_whole
 from .op_support import OpenvinoOperatorSupport
 from .preprocess import BACKEND_ID
 from .symint_boundary import symbolic_values_crossing
@@ -54,6 +56,11 @@ class OpenvinoPartitioner(Partitioner):
         self.op_types_to_skip = frozenset(op_types_to_skip or ())
         self.op_names_to_skip = frozenset(op_names_to_skip or ())
 
+    def ops_to_not_decompose(self, ep: ExportedProgram
+                             ) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
+        """Attention stays one op, which OpenVINO runs fused (see kept_whole.py)."""
+        return ops_kept_whole(self.op_types_to_skip, self.op_names_to_skip)
+
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         placement = CopyPlacement(exported_program, self.options.effective_precision)
         cpu_nodes = placement.copies_of_inputs()
@@ -81,7 +88,9 @@ class OpenvinoPartitioner(Partitioner):
                 node.meta["delegation_tag"] = tag
             tags[tag] = self.delegation_spec
         tag_constant_data(exported_program)
-        logger.info("OpenVINO partitioner: %d partition(s)", len(tags))
+        owned = tag_owned_buffers(exported_program)
+        logger.info("OpenVINO partitioner: %d partition(s), %d buffer(s) kept as OpenVINO state",
+                    len(tags), len(owned))
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
 
 

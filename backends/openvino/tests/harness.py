@@ -62,6 +62,12 @@ class LoweredProgram:
         return [operator.name + (f".{operator.overload}" if operator.overload else "")
                 for operator in plan.operators]
 
+    def delegate_input_counts(self) -> List[int]:
+        """How many values each delegate call takes, in graph order."""
+        graph = self.manager.exported_program().graph
+        return [len(node.args) - 1 for node in graph.nodes
+                if node.op == "call_function" and "executorch_call_delegate" in str(node.target)]
+
     def delegate_ids(self) -> List[str]:
         plan = self.manager.executorch_program.execution_plan[0]
         return [delegate.id for delegate in plan.delegates]

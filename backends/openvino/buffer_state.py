@@ -1,0 +1,147 @@
+"""Mutable buffers a delegate owns, kept as OpenVINO state.
+
+A buffer the program writes (an LLM's KV cache, a running statistic) would
+otherwise enter the delegate on every call and leave it again, to be copied back
+by ExecuTorch. When every reader of the buffer and the node that computes its
+new value lie in one partition, the partition owns the buffer: ExecuTorch then
+passes nothing of it across the delegate boundary. In the OpenVINO model the
+buffer becomes a variable: a ReadValue whose initial value is the buffer's value
+at export, and an Assign of its new value. One infer request per loaded method
+keeps the variables, so they live as long as the loaded method, as ExecuTorch's
+own buffers do.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Dict, List, Mapping, Optional
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ov_ops
+import torch
+from openvino.op.util import Variable, VariableInfo
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, OutputKind
+
+from .dtypes import OPENVINO_TYPES
+
+logger = logging.getLogger(__name__)
+
+
+def tag_owned_buffers(program: ExportedProgram) -> Dict[str, str]:
+    """Gives each mutated buffer that one partition reads and writes that partition's tag.
+
+    Call it after the compute nodes are tagged. Unlike ExecuTorch's
+    ``tag_mutated_buffer``, a buffer is taken only when the node that computes its
+    new value is in the partition too, and nothing outside the partition reads the
+    buffer or its new value: a value kept as state cannot also leave the delegate.
+    Returns buffer name -> tag.
+    """
+    signature = program.graph_signature
+    new_values = {target: name for name, target in signature.buffers_to_mutate.items()}
+    nodes = {node.name: node for node in program.graph.nodes}
+    owned: Dict[str, str] = {}
+    for placeholder, target in signature.inputs_to_buffers.items():
+        if target not in new_values:
+            continue
+        node, writer = nodes[placeholder], nodes[new_values[target]]
+        tag = writer.meta.get("delegation_tag")
+        readers = {user.meta.get("delegation_tag") for user in node.users}
+        readers |= {user.meta.get("delegation_tag") for user in writer.users if user.op != "output"}
+        if tag is not None and readers <= {tag}:
+            node.meta["delegation_tag"] = tag
+            owned[target] = tag
+        else:
+            logger.info("OpenVINO partitioner: buffer %r stays outside the delegate: %s", target,
+                        "its new value is computed on the CPU" if tag is None
+                        else "it is read outside the partition that writes it")
+    return owned
+
+
+def buffer_initial_values(program: ExportedProgram) -> Dict[str, torch.Tensor]:
+    """Placeholder name -> value at export, for each buffer the partition writes."""
+    mutated = set(program.graph_signature.buffers_to_mutate.values())
+    values = {}
+    for spec in program.graph_signature.input_specs:
+        if spec.kind == InputKind.BUFFER and spec.target in mutated:
+            values[spec.arg.name] = _constant(program, spec.target)
+    return values
+
+
+def constant_inputs(program: ExportedProgram) -> Dict[str, torch.Tensor]:
+    """Placeholder name -> value, for each input that is a weight or an unwritten buffer."""
+    mutated = set(program.graph_signature.buffers_to_mutate.values())
+    constant_kinds = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+    return {
+        spec.arg.name: _constant(program, spec.target)
+        for spec in program.graph_signature.input_specs
+        if spec.kind in constant_kinds and spec.target not in mutated
+    }
+
+
+def mutation_count(program: ExportedProgram) -> int:
+    """How many of the partition's outputs are new values of buffers (they come first)."""
+    kinds = [spec.kind for spec in program.graph_signature.output_specs]
+    count = kinds.count(OutputKind.BUFFER_MUTATION)
+    if kinds[:count] != [OutputKind.BUFFER_MUTATION] * count:
+        raise RuntimeError(f"OpenVINO delegate: buffer writes are not the first outputs: {kinds}")
+    return count
+
+
+def keep_buffers_as_state(model: ov.Model, initial: Mapping[str, torch.Tensor],
+                          parameter_names: List[str], mutations: int) -> ov.Model:
+    """Turns the buffer parameters and the first `mutations` results into OpenVINO variables.
+
+    `parameter_names` names the model's parameters in order; those found in
+    `initial` are buffers, whose new values are the first results, in the same
+    order as the buffers appear among the parameters.
+    """
+    if not initial:
+        return model
+    parameters = model.get_parameters()
+    results = model.get_results()
+    buffers = [(parameter, name) for parameter, name in zip(parameters, parameter_names) if name in initial]
+    if len(buffers) != mutations:
+        raise RuntimeError(f"OpenVINO delegate: {len(buffers)} written buffers but {mutations} buffer writes")
+    sinks = []
+    for (parameter, name), result in zip(buffers, results[:mutations]):
+        variable = _variable(name, parameter)
+        value = ov_ops.read_value(_initial_value(initial[name], parameter), variable)
+        parameter.output(0).replace(value.output(0))
+        # Python's Assign takes a node, not one output of it: made on the
+        # ReadValue (same type and shape), then pointed at the new value.
+        write = ov.op.assign(value, variable)
+        write.input(0).replace_source_output(result.input_value(0))
+        sinks.append(write)
+    kept_parameters = [p for p, name in zip(parameters, parameter_names) if name not in initial]
+    stateful = ov.Model(results[mutations:], sinks, kept_parameters, model.get_friendly_name())
+    stateful.validate_nodes_and_infer_types()
+    return stateful
+
+
+def _variable(name: str, parameter: ov.Node) -> Variable:
+    info = VariableInfo()
+    info.data_shape = parameter.get_partial_shape()
+    info.data_type = parameter.get_element_type()
+    info.variable_id = name
+    return Variable(info)
+
+
+def _initial_value(value: torch.Tensor, parameter: ov.Node) -> ov.Node:
+    if value.dtype not in OPENVINO_TYPES:
+        raise ValueError(f"OpenVINO delegate: buffer {parameter.get_friendly_name()!r} has dtype "
+                         f"{value.dtype}, accepted: {', '.join(str(t) for t in OPENVINO_TYPES)}")
+    value = value.detach().contiguous()
+    tensor = ov.Tensor(OPENVINO_TYPES[value.dtype], ov.Shape(list(value.shape)))
+    # Bytes for bytes: numpy has no bfloat16, and nothing is rounded on the way.
+    raw = value.reshape(-1).view(torch.uint8).numpy()
+    np.copyto(tensor.data.reshape(-1).view(np.uint8), raw)
+    return ov.op.Constant(tensor)
+
+
+def _constant(program: ExportedProgram, target: str) -> torch.Tensor:
+    value: Optional[torch.Tensor] = program.state_dict.get(target)
+    if value is None:
+        value = program.constants[target]
+    return value

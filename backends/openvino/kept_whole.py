@@ -1,0 +1,76 @@
+"""Ops the partitioner asks ExecuTorch to keep whole instead of decomposing them.
+
+OpenVINO has one op for scaled dot-product attention, which its CPU plugin runs as
+one fused kernel (and, for an LLM's cache, fuses with it). ExecuTorch's edge
+dialect decomposes it into matmuls, a softmax and the mask's arithmetic unless
+the partitioner claims it. ExecuTorch raises when a claimed node is neither
+delegated nor decomposed, so a node is claimed only when OpenVINO converts it
+for sure; the others are decomposed as before.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Collection, List, Optional, Tuple
+
+import torch
+
+from .node_names import op_name
+
+SDPA = torch.ops.aten.scaled_dot_product_attention.default
+# Missing from the table of ops the frontend converts (openvino_supported_ops), which
+# lists only the torch.compile forms of attention; its frontend converts this one.
+KEPT_WHOLE_OPS = frozenset({"aten.scaled_dot_product_attention.default"})
+_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def ops_kept_whole(op_types_to_skip: Collection[str], op_names_to_skip: Collection[str]
+                   ) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
+    """The ``ops_to_not_decompose`` answer: the ops, and which of their nodes to keep whole."""
+    if {"aten.scaled_dot_product_attention", "aten.scaled_dot_product_attention.default"} & set(op_types_to_skip):
+        return [], None
+
+    def keep(node: torch.fx.Node) -> bool:
+        return node.name not in op_names_to_skip and converts_whole(node)
+
+    return [SDPA], keep
+
+
+def converts_whole(node: torch.fx.Node) -> bool:
+    """Whether OpenVINO's frontend converts this attention node as it is."""
+    if node.op != "call_function" or op_name(node) not in KEPT_WHOLE_OPS:
+        return False
+    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
+    arguments = dict(zip(names, node.args))
+    arguments.update(node.kwargs)
+    query, key, value = (_value(arguments.get(name)) for name in ("query", "key", "value"))
+    if query is None or key is None or value is None:
+        return False
+    if query.dtype not in _FLOATS or key.dtype != query.dtype or value.dtype != query.dtype:
+        return False
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
+        return False
+    if arguments.get("dropout_p", 0.0) != 0.0:
+        return False
+    # With a symbolic size, torch (2.13.0) gives the kept op's output strides that
+    # make the model's own reshape of it fail during to_edge: decomposed instead.
+    tensors = [query, key, value] + [_value(arguments.get("attn_mask"))]
+    if any(not all(isinstance(size, int) for size in tensor.shape) for tensor in tensors if tensor is not None):
+        return False
+    # OpenVINO's frontend ignores enable_gqa: grouped heads must be repeated first.
+    if arguments.get("enable_gqa", False) and not _same_size(query.shape[1], key.shape[1]):
+        return False
+    mask = arguments.get("attn_mask")
+    if mask is not None:
+        mask_value = _value(mask)
+        if mask_value is None or mask_value.dtype not in (torch.bool, query.dtype):
+            return False
+    return True
+
+
+def _same_size(first, second) -> bool:
+    return isinstance(first, int) and isinstance(second, int) and first == second
+
+
+def _value(node: object) -> Optional[torch.Tensor]:
+    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return value if isinstance(value, torch.Tensor) else None

@@ -1,0 +1,142 @@
+"""Exports a decoder LLM to a .pte that ExecuTorch's LLM runner drives through OpenVINO.
+
+One call does what the runner needs: export with the runner's calling convention
+(``tokens [1, S]``, ``input_pos [1]``), lowering with ``OpenvinoPartitioner``
+(the KV cache becomes OpenVINO state, attention one OpenVINO op) and the metadata
+methods the runner reads (``get_max_seq_len``, ``get_vocab_size``, ``use_kv_cache``,
+``enable_dynamic_shape``, bos and eos ids).
+
+Command line, for the Llama of ExecuTorch's examples::
+
+    python -m executorch_openvino.llm.export --params params.json \\
+        [--checkpoint model.pth] --output llama.pte --precision bf16
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import torch
+from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
+from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+from ..compile_specs import openvino_compile_specs
+from ..partitioner import OpenvinoPartitioner
+
+logger = logging.getLogger(__name__)
+
+
+def runner_metadata(args: Any, bos_id: int, eos_ids: Sequence[int]) -> Dict[str, Any]:
+    """The constant methods ExecuTorch's LLM runner reads, from ModelArgs-like settings."""
+    max_context_len = getattr(args, "max_context_len", None) or args.max_seq_len
+    return {
+        "get_max_seq_len": args.max_seq_len,
+        "get_max_context_len": max_context_len,
+        "get_n_layers": args.n_layers,
+        "get_vocab_size": args.vocab_size,
+        "use_kv_cache": True,
+        "use_sdpa_with_kv_cache": False,
+        "enable_dynamic_shape": bool(args.enable_dynamic_shape),
+        "get_bos_id": bos_id,
+        "get_eos_ids": list(eos_ids),
+    }
+
+
+def export_llm(
+    model: torch.nn.Module,
+    args: Any,
+    *,
+    compile_specs: Optional[List[CompileSpec]] = None,
+    bos_id: int = 1,
+    eos_ids: Sequence[int] = (2,),
+) -> ExecutorchProgramManager:
+    """Exports and lowers a KV-cache decoder called as ``model(tokens, {"input_pos": pos})``.
+
+    Args:
+        model: the decoder, such as ``construct_transformer(args)`` from
+            ``executorch.examples.models.llama``, with ``use_kv_cache=True``.
+        args: its settings (``ModelArgs`` or any object with ``max_seq_len``,
+            ``n_layers``, ``vocab_size``, ``enable_dynamic_shape``). With
+            ``enable_dynamic_shape`` the runner prefills a prompt in one call;
+            without it, one token per call.
+        compile_specs: from ``openvino_compile_specs(...)`` (device, precision, cache).
+        bos_id, eos_ids: the tokenizer's ids, recorded for the runner.
+
+    Example::
+
+        args = ModelArgs(dim=288, n_layers=6, n_heads=6, n_kv_heads=2, vocab_size=512,
+                         max_seq_len=256, use_kv_cache=True, enable_dynamic_shape=True)
+        program = export_llm(construct_transformer(args).eval(), args)
+        Path("llama.pte").write_bytes(program.buffer)
+    """
+    if not getattr(args, "use_kv_cache", True):
+        raise ValueError("export_llm: the model must be built with use_kv_cache=True; "
+                         "ExecuTorch's LLM runner feeds one token per call after the prompt")
+    tokens = torch.tensor([[bos_id, bos_id]], dtype=torch.long)
+    positions = torch.tensor([0], dtype=torch.long)
+    dynamic_shapes = None
+    if args.enable_dynamic_shape:
+        sequence = torch.export.Dim("sequence", min=1, max=args.max_seq_len - 1)
+        dynamic_shapes = ({1: sequence}, {"input_pos": None})
+    else:
+        tokens = tokens[:, :1]
+    with torch.no_grad():
+        exported = torch.export.export(model.eval(), (tokens, {"input_pos": positions}),
+                                       dynamic_shapes=dynamic_shapes)
+        edge = to_edge_transform_and_lower(
+            exported,
+            partitioner=[OpenvinoPartitioner(compile_specs)],
+            constant_methods=runner_metadata(args, bos_id, eos_ids),
+        )
+    return edge.to_executorch()
+
+
+def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool):
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    settings = json.loads(params.read_text())
+    settings.update(max_seq_len=max_seq_len, max_context_len=max_seq_len, use_kv_cache=True,
+                    enable_dynamic_shape=dynamic_shape)
+    return ModelArgs(**settings)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--params", type=Path, required=True,
+                        help="params.json of a Llama checkpoint (dim, n_layers, n_heads, ...)")
+    parser.add_argument("--checkpoint", type=Path, help="its weights (.pth); random weights without it")
+    parser.add_argument("--output", type=Path, required=True, help="the .pte to write")
+    parser.add_argument("--max-seq-len", type=int, default=256)
+    parser.add_argument("--static-shape", action="store_true",
+                        help="export for one token per call (the runner then prefills token by token)")
+    parser.add_argument("--device", default="CPU")
+    parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
+    parser.add_argument("--bos-id", type=int, default=1)
+    parser.add_argument("--eos-id", type=int, action="append", help="repeat for several; default 2")
+    options = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO)
+
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+
+    args = _model_args(options.params, options.max_seq_len, not options.static_shape)
+    model = construct_transformer(args)
+    if options.checkpoint:
+        state = torch.load(options.checkpoint, map_location="cpu", weights_only=True)
+        missing, unexpected = model.load_state_dict(state, strict=False)
+        # The caches and the rope tables are buffers the checkpoint does not hold.
+        missing = [name for name in missing if not name.endswith(("k_cache", "v_cache", "mask", "freqs_cos", "freqs_sin"))]
+        if missing or unexpected:
+            raise SystemExit(f"checkpoint does not fit params: missing {missing[:5]}, unexpected {unexpected[:5]}")
+    specs = openvino_compile_specs(device=options.device, inference_precision=options.precision)
+    program = export_llm(model, args, compile_specs=specs, bos_id=options.bos_id,
+                         eos_ids=options.eos_id or [2])
+    options.output.write_bytes(program.buffer)
+    logger.info("wrote %s (%.1f MB)", options.output, len(program.buffer) / 1e6)
+
+
+if __name__ == "__main__":
+    main()

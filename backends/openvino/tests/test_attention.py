@@ -1,0 +1,60 @@
+"""Scaled dot-product attention reaches OpenVINO as one op (which its CPU plugin
+runs fused) when OpenVINO converts it as it is; otherwise ExecuTorch decomposes it
+as before."""
+
+import torch
+import torch.nn.functional as F
+
+from executorch_openvino import OpenvinoPartitioner
+from harness import assert_close, check_against_eager, eager, lower, run
+
+SDPA = "aten.scaled_dot_product_attention.default"
+
+
+class MaskedAttention(torch.nn.Module):
+    def forward(self, q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+class CausalAttention(torch.nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+class GroupedAttention(torch.nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+
+def heads(count: int, length: int = 5) -> torch.Tensor:
+    return torch.randn(1, count, length, 16)
+
+
+def masked_inputs():
+    mask = torch.zeros(5, 5).masked_fill(torch.rand(5, 5) > 0.7, float("-inf")).fill_diagonal_(0)
+    return heads(4), heads(4), heads(4), mask
+
+
+def test_masked_attention_is_one_openvino_op(tmp_path):
+    check_against_eager(MaskedAttention(), [masked_inputs(), masked_inputs()], tmp_path,
+                        expect_delegated=[SDPA], rtol=1e-4, atol=1e-5)
+
+
+def test_causal_attention_is_one_openvino_op(tmp_path):
+    check_against_eager(CausalAttention(), [(heads(4), heads(4), heads(4)) for _ in range(2)], tmp_path,
+                        expect_delegated=[SDPA], rtol=1e-4, atol=1e-5)
+
+
+def test_grouped_attention_openvino_ignores_is_decomposed(tmp_path):
+    # OpenVINO's frontend drops enable_gqa, so 6 query heads over 2 KV heads would not convert.
+    lowered = check_against_eager(GroupedAttention(), [(heads(6), heads(2), heads(2)) for _ in range(2)],
+                                  tmp_path, rtol=1e-4, atol=1e-5)
+    assert SDPA not in lowered.delegated_ops()
+
+
+def test_attention_skipped_by_the_user_is_decomposed(tmp_path):
+    model, inputs = MaskedAttention(), masked_inputs()
+    partitioner = OpenvinoPartitioner(op_types_to_skip=["aten.scaled_dot_product_attention"])
+    program = lower(model, inputs, tmp_path, partitioner=partitioner)
+    assert SDPA not in program.delegated_ops()
+    assert_close(run(program.load_method(), inputs), eager(model, inputs), rtol=1e-4, atol=1e-5)

@@ -1,0 +1,85 @@
+"""Buffers the program writes (an LLM's KV cache) live inside the delegate as OpenVINO
+state: nothing of them crosses the delegate boundary, and they keep their values
+from call to call as ExecuTorch's own buffers do."""
+
+import copy
+
+import torch
+
+from executorch_openvino import OpenvinoPartitioner
+from harness import assert_close, eager, lower, lower_whole_program, run
+
+
+class WritesRows(torch.nn.Module):
+    """A cache written at given rows, read whole: a KV cache in small."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(1, 8, 4))
+
+    def forward(self, rows, positions):
+        self.cache[:, positions] = rows
+        return self.cache.sum(dim=1) * 2
+
+
+class RunningTotal(torch.nn.Module):
+    """A buffer that starts from a value other than zero."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.arange(4.0))
+
+    def forward(self, x):
+        self.total.add_(x)
+        return self.total * 1.0
+
+
+def rows_at(call: int):
+    return torch.full((1, 2, 4), float(call + 1)), torch.tensor([2 * call, 2 * call + 1])
+
+
+def test_written_buffer_stays_inside_the_delegate(tmp_path):
+    model = WritesRows()
+    program = lower(model, rows_at(0), tmp_path)
+    assert program.delegate_input_counts() == [2]  # rows and positions, no cache
+    assert program.cpu_ops() == []
+    method = program.load_method()
+    for call in range(3):  # each result depends on every earlier call's write
+        assert_close(run(method, rows_at(call)), eager(model, rows_at(call)))
+
+
+def test_buffer_starts_from_its_value_at_export(tmp_path):
+    model = RunningTotal()
+    inputs = (torch.ones(4),)
+    method = lower(copy.deepcopy(model), inputs, tmp_path).load_method()
+    for _ in range(2):
+        assert_close(run(method, inputs), eager(model, inputs))
+
+
+def test_each_loaded_method_keeps_its_own_state(tmp_path):
+    program = lower(WritesRows(), rows_at(0), tmp_path)
+    first, second = program.load_method(), program.load_method()
+    first_eager, second_eager = WritesRows(), WritesRows()
+    for call in range(3):
+        assert_close(run(first, rows_at(call)), eager(first_eager, rows_at(call)))
+        if call != 1:  # the second method skips a call: its state must not follow the first's
+            assert_close(run(second, rows_at(call)), eager(second_eager, rows_at(call)))
+
+
+def test_buffer_read_on_the_cpu_stays_with_executorch(tmp_path):
+    model = WritesRows()
+    partitioner = OpenvinoPartitioner(op_types_to_skip=["aten.sum.dim_IntList"])
+    program = lower(model, rows_at(0), tmp_path, partitioner=partitioner)
+    assert "aten::sum.IntList_out" in program.cpu_ops()
+    method = program.load_method()
+    for call in range(3):
+        assert_close(run(method, rows_at(call)), eager(model, rows_at(call)))
+
+
+def test_whole_program_lowered_with_to_backend_keeps_its_buffer(tmp_path):
+    model = WritesRows()
+    program = lower_whole_program(model, rows_at(0), tmp_path)
+    assert program.delegate_input_counts() == [2]
+    method = program.load_method()
+    for call in range(3):
+        assert_close(run(method, rows_at(call)), eager(model, rows_at(call)))
