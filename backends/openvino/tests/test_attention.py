@@ -58,3 +58,26 @@ def test_attention_skipped_by_the_user_is_decomposed(tmp_path):
     program = lower(model, inputs, tmp_path, partitioner=partitioner)
     assert SDPA not in program.delegated_ops()
     assert_close(run(program.load_method(), inputs), eager(model, inputs), rtol=1e-4, atol=1e-5)
+
+
+class AttentionThenMergeHeads(torch.nn.Module):
+    """The usual multi-head attention tail: heads moved back next to each other."""
+
+    def forward(self, q, k, v):
+        y = F.scaled_dot_product_attention(q, k, v)
+        return y.transpose(1, 2).reshape(y.shape[0], y.shape[2], -1)
+
+
+def test_attention_whose_heads_are_merged_is_one_openvino_op(tmp_path):
+    check_against_eager(AttentionThenMergeHeads(), [(heads(4), heads(4), heads(4)) for _ in range(2)],
+                        tmp_path, expect_delegated=[SDPA], rtol=1e-4, atol=1e-5)
+
+
+def test_attention_over_a_dynamic_length_is_decomposed(tmp_path):
+    # With a symbolic length torch 2.13 gives the kept op strides under which the
+    # model's reshape fails in to_edge: such nodes are decomposed, and still lower.
+    length = torch.export.Dim("length", min=2, max=64)
+    inputs = [tuple(heads(4, size) for _ in range(3)) for size in (5, 9)]
+    lowered = check_against_eager(AttentionThenMergeHeads(), inputs, tmp_path,
+                                  dynamic_shapes=tuple({2: length} for _ in range(3)), rtol=1e-4, atol=1e-5)
+    assert SDPA not in lowered.delegated_ops()

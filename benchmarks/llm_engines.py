@@ -1,0 +1,229 @@
+"""LLM decode and prefill: our delegate against XNNPACK with ExecuTorch's custom
+sdpa / KV-cache ops (its LLM recipe), OpenVINO alone on the same stateful IR, and
+eager PyTorch, in one process and alternating rounds.
+
+    python benchmarks/llm_engines.py [--contexts 256 1024] [--rounds 5] [--layers 6]
+
+The model is the Llama of ExecuTorch's examples with random weights (dim 288,
+6 heads, 2 KV heads, vocab 32000 unless changed). For each context size:
+- decode: static exports (one token per call, the fastest decode of each engine),
+  the cache filled to about 60% of the context, then `--tokens` greedy steps;
+- prefill: dynamic-shape exports, `--prompt` tokens in one call, from position 0;
+- resident memory: a fresh process per engine loads its program and decodes a few
+  steps; the growth of its resident set over the weights' size.
+Targets (issue 14): decode <= 0.9x XNNPACK custom ops and <= 1.05x OpenVINO alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Dict, List
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402
+
+from executorch.runtime import Runtime  # noqa: E402
+
+import executorch_openvino  # noqa: E402,F401 - registers the delegate
+from _common import cpu_ops, delegate_ids, environment, lower, print_header, print_table, setup_logging  # noqa: E402
+from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
+
+SEQUENCE_NAME = "sequence"
+
+
+def llama(context: int, layers: int, dim: int, dynamic: bool) -> torch.nn.Module:
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    torch.manual_seed(0)  # the same weights for every engine
+    heads = max(1, dim // 48) if dim < 1024 else 32
+    args = ModelArgs(dim=dim, n_layers=layers, n_heads=heads, n_kv_heads=max(1, heads // 3) if dim < 1024 else 8,
+                     vocab_size=32000, max_seq_len=context, max_context_len=context, use_kv_cache=True,
+                     enable_dynamic_shape=dynamic)
+    return construct_transformer(args).eval()
+
+
+def export(model: torch.nn.Module, partitioner, dynamic: bool, context: int):
+    tokens = torch.tensor([[1, 2]] if dynamic else [[1]])
+    shapes = ({1: torch.export.Dim(SEQUENCE_NAME, min=1, max=context - 1)}, {"input_pos": None}) if dynamic else None
+    with torch.no_grad():
+        manager = lower(model, (tokens, {"input_pos": torch.tensor([0])}), [partitioner] if partitioner else [],
+                        dynamic_shapes=shapes)
+    return manager
+
+
+def with_xnnpack_custom_ops(model: torch.nn.Module) -> torch.nn.Module:
+    """ExecuTorch's LLM recipe for XNNPACK: custom KV cache and sdpa ops."""
+    from executorch.examples.models.llama.source_transformation.custom_kv_cache import (
+        replace_kv_cache_with_custom_kv_cache,
+    )
+    from executorch.examples.models.llama.source_transformation.sdpa import replace_sdpa_with_custom_op
+
+    model = replace_kv_cache_with_custom_kv_cache(copy.deepcopy(model))
+    return replace_sdpa_with_custom_op(model)
+
+
+def xnnpack_partitioner():
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+
+    return XnnpackPartitioner()
+
+
+class ExecutorchEngine:
+    def __init__(self, pte: Path) -> None:
+        self.method = Runtime.get().load_program(pte).load_method("forward")
+
+    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
+        return self.method.execute([tokens, torch.tensor([position])])[0]
+
+
+class OpenvinoAloneEngine:
+    """Our converted IR of the whole edge program (KV cache as state), compiled by ov.Core alone."""
+
+    def __init__(self, model: torch.nn.Module, precision: str, dynamic: bool, context: int) -> None:
+        import openvino as ov
+        from executorch.exir import to_edge
+
+        from executorch_openvino.conversion import to_openvino_model
+
+        tokens = torch.tensor([[1, 2]] if dynamic else [[1]])
+        shapes = ({1: torch.export.Dim(SEQUENCE_NAME, min=1, max=context - 1)}, {"input_pos": None}) if dynamic else None
+        with torch.no_grad():
+            exported = torch.export.export(model, (tokens, {"input_pos": torch.tensor([0])}), dynamic_shapes=shapes)
+        ir = to_openvino_model(to_edge(exported).exported_program())
+        config = {"INFERENCE_PRECISION_HINT": precision}
+        self.request = ov.Core().compile_model(ir, "CPU", config).create_infer_request()
+
+    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
+        self.request.infer([tokens.numpy(), torch.tensor([position]).numpy()], share_inputs=True)
+        return torch.from_numpy(self.request.get_output_tensor(0).data)
+
+
+class EagerEngine:
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.model = copy.deepcopy(model)
+
+    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
+        with torch.no_grad():
+            return self.model(tokens, {"input_pos": torch.tensor([position])})
+
+
+def next_token(logits: torch.Tensor) -> int:
+    return int(logits.reshape(-1, logits.shape[-1])[-1].argmax())
+
+
+def decode_ms(engine: Callable, start: int, steps: int) -> float:
+    """Fills the cache one token per call up to `start` (untimed), then times `steps` greedy steps."""
+    for position in range(start):
+        engine(torch.tensor([[1 + position % 100]]), position)
+    token = 1
+    begin = time.perf_counter()
+    for position in range(start, start + steps):
+        token = next_token(engine(torch.tensor([[token]]), position))
+    return 1e3 * (time.perf_counter() - begin) / steps
+
+
+def prefill_ms(engine: Callable, prompt: torch.Tensor) -> float:
+    begin = time.perf_counter()
+    next_token(engine(prompt, 0))
+    return 1e3 * (time.perf_counter() - begin)
+
+
+def resident_growth_mb(pte: Path, steps: int = 4) -> float:
+    """Resident-set growth (MB) of a fresh process that loads `pte` and decodes a few steps."""
+    code = (
+        "import os, resource, torch; os.environ.setdefault('OMP_WAIT_POLICY','PASSIVE');"
+        "import executorch_openvino; from executorch.runtime import Runtime;"
+        "import executorch.extension.llm.custom_ops.custom_ops;"
+        "rss=lambda: int(open('/proc/self/statm').read().split()[1])*os.sysconf('SC_PAGE_SIZE')/1e6;"
+        "before=rss(); m=Runtime.get().load_program(%r).load_method('forward');"
+        "[m.execute([torch.tensor([[1]]), torch.tensor([p])]) for p in range(%d)];"
+        "print(rss()-before)" % (str(pte), steps)
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--contexts", type=int, nargs="+", default=[256, 1024])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--layers", type=int, default=6)
+    parser.add_argument("--dim", type=int, default=288)
+    parser.add_argument("--tokens", type=int, default=16, help="decode steps per round and engine")
+    parser.add_argument("--prompt", type=int, default=128, help="prompt tokens for the prefill timing")
+    parser.add_argument("--precisions", nargs="+", default=["f32", "bf16"])
+    parser.add_argument("--no-memory", action="store_true")
+    options = parser.parse_args()
+    setup_logging()
+    import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - registers llama::custom_sdpa
+
+    folder = Path(tempfile.mkdtemp(prefix="llm_engines_"))
+    env = environment()
+    results: List[List[object]] = []
+    for context in options.contexts:
+        static_model = llama(context, options.layers, options.dim, dynamic=False)
+        dynamic_model = llama(context, options.layers, options.dim, dynamic=True)
+        weights_mb = sum(p.numel() * p.element_size() for p in static_model.parameters()) / 1e6
+        engines: Dict[str, Dict[str, Callable]] = {"decode": {}, "prefill": {}}
+        ptes: Dict[str, Path] = {}
+        for precision in options.precisions:
+            name = f"ours {precision}"
+            partitioner = OpenvinoPartitioner(openvino_compile_specs(inference_precision=precision))
+            for kind, model, dynamic in (("decode", static_model, False), ("prefill", dynamic_model, True)):
+                manager = export(model, partitioner, dynamic, context)
+                path = folder / f"ours_{precision}_{kind}_{context}.pte"
+                path.write_bytes(manager.buffer)
+                print(f"{path.name}: delegates {delegate_ids(manager)}, CPU ops {cpu_ops(manager)}")
+                engines[kind][name] = ExecutorchEngine(path)
+                if kind == "decode":
+                    ptes[name] = path
+        for kind, model, dynamic in (("decode", static_model, False), ("prefill", dynamic_model, True)):
+            manager = export(with_xnnpack_custom_ops(model), xnnpack_partitioner(), dynamic, context)
+            path = folder / f"xnnpack_{kind}_{context}.pte"
+            path.write_bytes(manager.buffer)
+            engines[kind]["XNNPACK custom ops"] = ExecutorchEngine(path)
+            if kind == "decode":
+                ptes["XNNPACK custom ops"] = path
+            for precision in options.precisions:
+                engines[kind][f"OpenVINO alone {precision}"] = OpenvinoAloneEngine(model, precision, dynamic, context)
+            engines[kind]["eager"] = EagerEngine(model)
+        start = int(0.6 * context)
+        prompt = torch.randint(0, 32000, (1, min(options.prompt, context - 1)), generator=torch.Generator().manual_seed(1))
+        decode: Dict[str, List[float]] = {name: [] for name in engines["decode"]}
+        prefill: Dict[str, List[float]] = {name: [] for name in engines["prefill"]}
+        for round_index in range(options.rounds):
+            names = list(decode)
+            if round_index % 2:
+                names.reverse()
+            for name in names:
+                decode[name].append(decode_ms(engines["decode"][name], start, options.tokens))
+                prefill[name].append(prefill_ms(engines["prefill"][name], prompt))
+        memory = {} if options.no_memory else {name: resident_growth_mb(path) for name, path in ptes.items()}
+        ours = statistics.median(decode[f"ours {options.precisions[0]}"])
+        for name in decode:
+            median = statistics.median(decode[name])
+            results.append([context, name, median, ours / median if name != f"ours {options.precisions[0]}" else 1.0,
+                            statistics.median(prefill[name]),
+                            memory[name] / weights_mb if name in memory else "-"])
+        print(f"context {context}: weights {weights_mb:.1f} MB, decode from position {start}")
+    print_header(f"Llama dim {options.dim}, {options.layers} layers, random weights: decode (static exports) and "
+                 f"prefill of {options.prompt} tokens (dynamic exports), {options.rounds} alternating rounds, medians",
+                 env)
+    print_table(["context", "engine", "decode ms/token", f"ours {options.precisions[0]} time / engine time",
+                 "prefill ms", "RSS growth / weights"], results)
+
+
+if __name__ == "__main__":
+    main()
