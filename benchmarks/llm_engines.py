@@ -89,23 +89,29 @@ class ExecutorchEngine:
 
 
 class OpenvinoAloneEngine:
-    """Our converted IR of the whole edge program (KV cache as state), compiled by ov.Core alone."""
+    """Our converted IR of the whole edge program (KV cache as state, grown by concatenation
+    for static exports), compiled by ov.Core alone with the config our runtime uses."""
 
     def __init__(self, model: torch.nn.Module, precision: str, dynamic: bool, context: int) -> None:
         import openvino as ov
-        from executorch.exir import to_edge
+        from executorch.exir import EdgeCompileConfig, to_edge
 
         from executorch_openvino.conversion import to_openvino_model
+        from executorch_openvino.kept_whole import SDPA
 
         tokens = torch.tensor([[1, 2]] if dynamic else [[1]])
         shapes = ({1: torch.export.Dim(SEQUENCE_NAME, min=1, max=context - 1)}, {"input_pos": None}) if dynamic else None
         with torch.no_grad():
             exported = torch.export.export(model, (tokens, {"input_pos": torch.tensor([0])}), dynamic_shapes=shapes)
-        ir = to_openvino_model(to_edge(exported).exported_program())
-        config = {"INFERENCE_PRECISION_HINT": precision}
+        # Attention kept whole where our partitioner keeps it (static shapes), as our delegate gets it.
+        config = EdgeCompileConfig(_check_ir_validity=False, preserve_ops=[] if dynamic else [SDPA])
+        ir = to_openvino_model(to_edge(exported, compile_config=config).exported_program())
+        config = {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": precision}
         self.request = ov.Core().compile_model(ir, "CPU", config).create_infer_request()
 
     def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
+        if position == 0:
+            self.request.reset_state()  # a new sequence, as our runtime does for a grown cache
         self.request.infer([tokens.numpy(), torch.tensor([position]).numpy()], share_inputs=True)
         return torch.from_numpy(self.request.get_output_tensor(0).data)
 

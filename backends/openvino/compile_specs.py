@@ -63,6 +63,10 @@ class OpenvinoOptions:
         config = {"PERFORMANCE_HINT": self.performance_hint}
         if self.effective_precision is not None:
             config["INFERENCE_PRECISION_HINT"] = self.effective_precision
+            if self.device_type == "CPU":
+                # The CPU plugin stores a fused KV cache in u8 by default, which
+                # moves results away from eager: keep it at the inference precision.
+                config["KV_CACHE_PRECISION"] = self.effective_precision
         if self.cache_dir:
             config["CACHE_DIR"] = self.cache_dir
         if self.num_streams is not None:

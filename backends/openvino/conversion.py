@@ -19,6 +19,7 @@ from torch.export import ExportedProgram
 from .buffer_state import buffer_initial_values, constant_inputs, keep_buffers_as_state, mutation_count
 from .copy_rules import copy_source
 from .dtypes import OPENVINO_TYPES
+from .kv_cache_growth import grow_kv_caches
 from .op_support import DIM_ORDER_OPS, op_name
 from .passes import run_passes
 
@@ -101,8 +102,9 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
     model.validate_nodes_and_infer_types()
     model = _restore_output_positions(model, output_positions)
     _convert_outputs_to_torch_dtypes(model, expected_outputs)
-    return keep_buffers_as_state(model, buffer_initial_values(edge_program),
-                                 [node.name for node in placeholders], mutation_count(edge_program))
+    model = keep_buffers_as_state(model, buffer_initial_values(edge_program),
+                                  [node.name for node in placeholders], mutation_count(edge_program))
+    return grow_kv_caches(model)
 
 
 def return_each_value_once(graph_module: torch.fx.GraphModule) -> List[int]:

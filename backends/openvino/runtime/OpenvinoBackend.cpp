@@ -21,6 +21,7 @@
 
 #include "blob_reader.h"
 #include "ir_cache.h"
+#include "kv_cache.h"
 #include "options.h"
 #include "tensor_binding.h"
 
@@ -56,6 +57,7 @@ struct Delegate {
   ov::InferRequest request;
   std::vector<InputBinding> inputs;
   std::vector<OutputBinding> outputs;
+  std::optional<CacheSequence> cache;  // set when the model's KV cache grows
 };
 
 Result<ov::CompiledModel> compile_from_memory(ov::Core& core, const BlobView& blob,
@@ -123,6 +125,7 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,
       }
     }
     delegate->request = delegate->compiled.create_infer_request();
+    delegate->cache = CacheSequence::find(delegate->compiled, delegate->request);
     const auto& inputs = delegate->compiled.inputs();
     delegate->inputs.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -202,7 +205,20 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
       for (size_t i = 0; i < num_inputs; ++i) {
         ET_CHECK_OK_OR_RETURN_ERROR(delegate->inputs[i].bind(delegate->request, *args[i]));
       }
-      delegate->request.infer();
+      if (delegate->cache) {
+        ET_CHECK_OK_OR_RETURN_ERROR(delegate->cache->before_call(*args[delegate->cache->positions_input()]));
+      }
+      try {
+        delegate->request.infer();
+      } catch (...) {
+        if (delegate->cache) {
+          delegate->cache->after_failure();
+        }
+        throw;
+      }
+      if (delegate->cache) {
+        delegate->cache->after_call();
+      }
       for (size_t i = 0; i < num_outputs; ++i) {
         ET_CHECK_OK_OR_RETURN_ERROR(delegate->outputs[i].collect(delegate->request, *args[num_inputs + i]));
       }

@@ -169,12 +169,17 @@ std::string effective_precision(const LoadOptions& options) {
 ov::AnyMap compile_config(const LoadOptions& options) {
   ov::AnyMap config;
   const std::string precision = effective_precision(options);
-  if (precision == "f32") {
-    config[ov::hint::inference_precision.name()] = ov::element::f32;
-  } else if (precision == "f16") {
-    config[ov::hint::inference_precision.name()] = ov::element::f16;
-  } else if (precision == "bf16") {
-    config[ov::hint::inference_precision.name()] = ov::element::bf16;
+  const ov::element::Type precision_type = precision == "f32"    ? ov::element::f32
+                                            : precision == "f16"  ? ov::element::f16
+                                            : precision == "bf16" ? ov::element::bf16
+                                                                  : ov::element::dynamic;
+  if (precision_type != ov::element::dynamic) {
+    config[ov::hint::inference_precision.name()] = precision_type;
+    // The CPU plugin stores a fused KV cache in u8 by default, which moves results
+    // away from eager (kv_cache_growth.py): keep it at the inference precision.
+    if (starts_with(options.device, "CPU")) {
+      config[ov::hint::kv_cache_precision.name()] = precision_type;
+    }
   }
   if (options.performance_hint == "THROUGHPUT") {
     config[ov::hint::performance_mode.name()] = ov::hint::PerformanceMode::THROUGHPUT;

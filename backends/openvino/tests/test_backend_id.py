@@ -46,3 +46,9 @@ def test_cmake_package_is_installed_at_cmake_prefix_path():
     config = Path(executorch_openvino.cmake_prefix_path) / "executorch_openvino" / "executorch_openvinoConfig.cmake"
     assert config.is_file()
     assert (config.parent / "executorch_openvinoTargets.cmake").is_file()
+
+
+def test_header_cache_positions_name_is_the_python_name():
+    from executorch_openvino.kv_cache_growth import CACHE_POSITIONS_NAME
+
+    assert header_constant("kCachePositionsName") == CACHE_POSITIONS_NAME

@@ -30,6 +30,11 @@ inline constexpr const char kBackendId[] = "ExecutorchOpenvinoBackend";
 inline constexpr const char kPrecisionKey[] = "inference_precision";  // "f32", "f16" or "bf16"
 inline constexpr const char kCacheDirKey[] = "cache_dir";  // a folder for OpenVINO's model cache
 
+/// The name a delegate's positions input carries when its KV cache grows by
+/// concatenation (kv_cache_growth.py), followed by ".max=<positions the cache holds>".
+/// Each call must then continue the sequence or start again at position 0.
+inline constexpr const char kCachePositionsName[] = "executorch_openvino.cache_positions";
+
 }  // namespace executorch_openvino
 
 extern "C" {

@@ -1,0 +1,212 @@
+"""A KV cache written at given positions, rewritten as a cache that grows by concatenation.
+
+The Llama of ExecuTorch's examples keeps each layer's keys and values in a buffer of
+``max_seq_len`` positions, writes a call's positions into it (``index_put``) and
+attends over all of it, masking the empty positions. As OpenVINO state (see
+buffer_state.py) that is ReadValue -> ScatterNDUpdate -> Assign, and every decode
+step reads and copies the whole buffer. OpenVINO's own LLM pipelines keep a cache
+that grows: ReadValue -> Concat(past, new) -> Assign, read by attention; the CPU
+plugin fuses that with ScaledDotProductAttention into one kernel that appends in
+place and attends over the filled positions only.
+
+This rewrite turns the first form into the second, with the attention mask cut to
+the filled length. The two agree only while each call's positions continue the
+sequence (``positions[0]`` equals the number of positions filled) or start again at
+0; the C++ runtime checks that before every call, from the name given to the
+positions input (kCachePositionsName in backend.h), and resets the state when a
+call starts again at 0. Anything that does not match the pattern exactly is left as
+it was.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import List, Optional, Set
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ov_ops
+from openvino.op.util import Variable, VariableInfo
+
+logger = logging.getLogger(__name__)
+
+#: The name the positions input gets, followed by ".max=<cache length>"; the C++
+#: runtime reads it (kCachePositionsName in runtime/include/executorch_openvino/backend.h).
+CACHE_POSITIONS_NAME = "executorch_openvino.cache_positions"
+
+# Ops between a cache and attention that repeat grouped KV heads or change layout.
+_HEAD_REPEAT_OPS = frozenset({"Unsqueeze", "Broadcast", "Reshape", "Multiply", "Convert"})
+
+
+@dataclass
+class _CacheWrite:
+    assign: ov.Node
+    read: ov.Node
+    new_values: ov.Output  # this call's keys or values, in the scatter's layout
+    to_cache_layout: List[int]  # the permutation back to the cache's layout
+    axis: int  # the position axis of the cache
+    length: int  # positions the cache holds
+    positions: ov.Node  # the Parameter that says where the values go
+    attention: List[ov.Node]
+
+
+def grow_kv_caches(model: ov.Model) -> ov.Model:
+    """Rewrites every cache of `model` that matches the pattern; returns the model."""
+    writes = [write for write in map(_match, model.get_sinks()) if write is not None]
+    if not writes or len({id(write.positions) for write in writes}) != 1:
+        return model
+    positions = writes[0].positions
+    positions_count = positions.get_output_partial_shape(0)[0].get_length()
+    # OpenVINO's fused attention wants a beam index it cannot fold: zeros computed
+    # from the positions (batch 1, nothing reordered).
+    beam = ov_ops.convert(ov_ops.multiply(ov_ops.slice(positions, [0], [1], [1]),
+                                          ov_ops.constant(np.array([0], positions.get_element_type().to_dtype()))),
+                          ov.Type.i32)
+    masked: Set[int] = set()
+    for write in writes:
+        _append(model, write, beam)
+        for attention in write.attention:
+            if id(attention) not in masked:
+                _cut_mask(attention, positions, positions_count)
+                masked.add(id(attention))
+    length = writes[0].length
+    positions.output(0).get_tensor().add_names({f"{CACHE_POSITIONS_NAME}.max={length}"})
+    model.validate_nodes_and_infer_types()
+    logger.info("OpenVINO delegate: %d KV cache(s) of %d positions grow by concatenation", len(writes), length)
+    return model
+
+
+def _match(assign: ov.Node) -> Optional[_CacheWrite]:
+    back = assign.input_value(0).get_node()
+    if back.get_type_name() != "Transpose":
+        return None
+    scatter = back.input_value(0).get_node()
+    if scatter.get_type_name() != "ScatterNDUpdate":
+        return None
+    forth = scatter.input_value(0).get_node()
+    if forth.get_type_name() != "Transpose":
+        return None
+    read = forth.input_value(0).get_node()
+    if read.get_type_name() != "ReadValue" or read.get_variable_id() != assign.get_variable_id():
+        return None
+    forth_order, back_order = _order(forth), _order(back)
+    if forth_order is None or back_order is None or [forth_order[i] for i in back_order] != list(range(len(back_order))):
+        return None
+    shape = read.get_output_partial_shape(0)
+    if not shape.is_static:
+        return None
+    axis = forth_order[0]
+    indices = scatter.input_value(1)
+    positions = _parameter_behind(indices.get_node(), shape[axis].get_length())
+    if positions is None or indices.get_partial_shape().rank.get_length() != 2 or not indices.get_partial_shape().is_static:
+        return None
+    if indices.get_shape()[1] != 1 or not positions.get_output_partial_shape(0).is_static:
+        return None
+    if positions.get_output_partial_shape(0).rank.get_length() != 1 or not scatter.input_value(2).get_partial_shape().is_static:
+        return None
+    attention = _attention_reading(back.output(0), exclude=assign)
+    if attention is None:
+        return None
+    for node in attention:
+        mask = node.input_value(3).get_partial_shape() if node.get_input_size() > 3 else None
+        if mask is None or not mask[mask.rank.get_length() - 1].is_static or \
+                mask[mask.rank.get_length() - 1].get_length() != shape[axis].get_length():
+            return None
+    return _CacheWrite(assign, read, scatter.input_value(2), back_order, axis, shape[axis].get_length(),
+                       positions, attention)
+
+
+def _order(transpose: ov.Node) -> Optional[List[int]]:
+    order = transpose.input_value(1).get_node()
+    return [int(v) for v in order.get_vector()] if order.get_type_name() == "Constant" else None
+
+
+def _parameter_behind(node: ov.Node, length: int) -> Optional[ov.Node]:
+    """The Parameter that `node` only reshapes, converts, or wraps as negative indices
+    into the cache (``(p + length) % length``, the same for the positions the C++
+    runtime lets through)."""
+    while True:
+        kind = node.get_type_name()
+        if kind in ("Unsqueeze", "Convert", "Reshape"):
+            node = node.input_value(0).get_node()
+        elif kind == "Mod" and _is_scalar(node.input_value(1), length):
+            added = node.input_value(0).get_node()
+            if added.get_type_name() != "Add" or not _is_scalar(added.input_value(1), length):
+                return None
+            node = added.input_value(0).get_node()
+        else:
+            return node if kind == "Parameter" else None
+
+
+def _is_scalar(output: ov.Output, value: int) -> bool:
+    """Whether `output` is known to hold the single number `value` before running."""
+    node = output.get_node()
+    while node.get_type_name() == "Convert":
+        node = node.input_value(0).get_node()
+    if node.get_type_name() == "Constant":
+        values = [int(v) for v in node.get_vector()]
+    elif node.get_type_name() == "Gather" and node.input_value(0).get_node().get_type_name() == "ShapeOf":
+        # A size of a static shape, as the frontend computes it for negative indices.
+        shape = node.input_value(0).get_node().input_value(0).get_partial_shape()
+        index, axis = node.input_value(1).get_node(), node.input_value(2).get_node()
+        if not shape.is_static or index.get_type_name() != "Constant" or axis.get_type_name() != "Constant" \
+                or int(axis.get_vector()[0]) != 0:
+            return False
+        values = [shape[int(i)].get_length() for i in index.get_vector()]
+    else:
+        return False
+    return values == [value]
+
+
+def _attention_reading(output: ov.Output, exclude: ov.Node) -> Optional[List[ov.Node]]:
+    """The attention nodes that read `output` as keys or values, through head repeats
+    only; None when anything else reads it."""
+    found: List[ov.Node] = []
+    pending = [target for target in output.get_target_inputs() if target.get_node() is not exclude]
+    while pending:
+        target = pending.pop()
+        node = target.get_node()
+        if node.get_type_name() == "ScaledDotProductAttention" and target.get_index() in (1, 2):
+            if all(id(node) != id(seen) for seen in found):
+                found.append(node)
+        elif node.get_type_name() in _HEAD_REPEAT_OPS and target.get_index() == 0:
+            pending.extend(node.output(0).get_target_inputs())
+        else:
+            return None
+    return found or None
+
+
+def _append(model: ov.Model, write: _CacheWrite, beam: ov.Node) -> None:
+    """Puts the growing cache in place of the written one."""
+    shape = [dimension.get_length() for dimension in write.read.get_output_partial_shape(0)]
+    element_type = write.read.get_output_element_type(0)
+    info = VariableInfo()
+    info.data_shape = ov.PartialShape([ov.Dimension() if i == write.axis else size for i, size in enumerate(shape)])
+    info.data_type = element_type
+    info.variable_id = f"{write.read.get_variable_id()}.grown"
+    variable = Variable(info)
+    empty = ov.Tensor(element_type, ov.Shape([0 if i == write.axis else size for i, size in enumerate(shape)]))
+    past = ov.op.read_value(ov.op.Constant(empty), variable)
+    new_values = ov_ops.transpose(write.new_values, ov_ops.constant(np.array(write.to_cache_layout, np.int64)))
+    cache = ov_ops.concat([ov_ops.gather(past, beam, 0), new_values], write.axis)
+    written = write.assign.input_value(0)
+    for target in list(written.get_target_inputs()):
+        if target.get_node() is not write.assign:
+            target.replace_source_output(cache.output(0))
+    append = ov.op.assign(past, variable)
+    append.input(0).replace_source_output(cache.output(0))
+    model.remove_sink(write.assign)
+    model.add_sinks([append])
+    # What still reads the old cache reads only its shape: its initial value has it.
+    write.read.output(0).replace(write.read.input_value(0))
+
+
+def _cut_mask(attention: ov.Node, positions: ov.Node, count: int) -> None:
+    """Keeps the mask's columns up to the last position written: positions[0] + count."""
+    start = ov_ops.slice(positions, [0], [1], [1])
+    end = ov_ops.add(ov_ops.convert(start, ov.Type.i64), ov_ops.constant(np.array([count], np.int64)))
+    mask = attention.input_value(3)
+    cut = ov_ops.slice(mask, ov_ops.constant(np.array([0], np.int64)), end,
+                       ov_ops.constant(np.array([1], np.int64)), ov_ops.constant(np.array([-1], np.int64)))
+    attention.input(3).replace_source_output(cut.output(0))

@@ -1,0 +1,106 @@
+#include "kv_cache.h"
+
+#include <cstdlib>
+#include <string>
+
+#include <executorch/runtime/platform/log.h>
+
+#include <executorch_openvino/backend.h>
+
+namespace executorch_openvino {
+
+using executorch::aten::ScalarType;
+using executorch::runtime::Error;
+using executorch::runtime::EValue;
+
+namespace {
+
+// "executorch_openvino.cache_positions.max=256" -> 256; -1 when the name is not ours.
+int64_t capacity_in(const std::string& name) {
+  const std::string prefix = std::string(kCachePositionsName) + ".max=";
+  if (name.compare(0, prefix.size(), prefix) != 0) {
+    return -1;
+  }
+  return std::strtoll(name.c_str() + prefix.size(), nullptr, 10);
+}
+
+int64_t position_at(const executorch::aten::Tensor& tensor, size_t index) {
+  return tensor.scalar_type() == ScalarType::Long ? tensor.const_data_ptr<int64_t>()[index]
+                                                  : tensor.const_data_ptr<int32_t>()[index];
+}
+
+}  // namespace
+
+std::optional<CacheSequence> CacheSequence::find(const ov::CompiledModel& compiled, ov::InferRequest& request) {
+  const auto& inputs = compiled.inputs();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (const auto& name : inputs[i].get_names()) {
+      const int64_t capacity = capacity_in(name);
+      if (capacity <= 0) {
+        continue;
+      }
+      CacheSequence sequence;
+      sequence.positions_input_ = i;
+      sequence.capacity_ = capacity;
+      // Only the grown caches empty at a restart: other buffers kept as state keep
+      // their values, as they would in eager PyTorch.
+      for (auto& state : request.query_state()) {
+        const std::string id = state.get_name();
+        if (id.size() > 6 && id.compare(id.size() - 6, 6, ".grown") == 0) {
+          sequence.grown_states_.push_back(state);
+        }
+      }
+      return sequence;
+    }
+  }
+  return std::nullopt;
+}
+
+Error CacheSequence::before_call(const EValue& positions) {
+  if (!positions.isTensor()) {
+    return Error::InvalidArgument;
+  }
+  const auto& tensor = positions.toTensor();
+  if (tensor.scalar_type() != ScalarType::Long && tensor.scalar_type() != ScalarType::Int) {
+    return Error::InvalidArgument;  // the input binding names the dtype it expects
+  }
+  const size_t count = static_cast<size_t>(tensor.numel());
+  if (count == 0) {
+    return Error::InvalidArgument;
+  }
+  const int64_t start = position_at(tensor, 0);
+  for (size_t i = 1; i < count; ++i) {
+    if (position_at(tensor, i) != start + static_cast<int64_t>(i)) {
+      ET_LOG(Error, "OpenVINO delegate: the KV cache takes consecutive positions; got %lld after %lld",
+             static_cast<long long>(position_at(tensor, i)), static_cast<long long>(position_at(tensor, i - 1)));
+      return Error::InvalidArgument;
+    }
+  }
+  if (start < 0 || start + static_cast<int64_t>(count) > capacity_) {
+    ET_LOG(Error, "OpenVINO delegate: positions %lld-%lld are outside the KV cache's %lld positions",
+           static_cast<long long>(start), static_cast<long long>(start + count - 1),
+           static_cast<long long>(capacity_));
+    return Error::InvalidArgument;
+  }
+  if (start == 0) {
+    if (filled_ != 0) {
+      for (auto& state : grown_states_) {
+        state.reset();
+      }
+    }
+  } else if (filled_ == kUnknown) {
+    ET_LOG(Error, "OpenVINO delegate: a call failed, so the KV cache must start again at position 0; got %lld",
+           static_cast<long long>(start));
+    return Error::InvalidArgument;
+  } else if (start != filled_) {
+    ET_LOG(Error,
+           "OpenVINO delegate: the KV cache holds positions 0-%lld; a call must continue at position "
+           "%lld or start again at 0, got %lld",
+           static_cast<long long>(filled_ - 1), static_cast<long long>(filled_), static_cast<long long>(start));
+    return Error::InvalidArgument;
+  }
+  pending_end_ = start + static_cast<int64_t>(count);
+  return Error::Ok;
+}
+
+}  // namespace executorch_openvino

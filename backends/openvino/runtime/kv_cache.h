@@ -1,0 +1,47 @@
+/*
+ * The sequence a growing KV cache holds (kv_cache_growth.py).
+ *
+ * A delegate whose cache grows by concatenation appends each call's positions to
+ * what the cache holds, so a call must continue the sequence where the last one
+ * ended, or start again at position 0, which empties the cache first. Anything
+ * else would attend over the wrong positions without an error, so it is refused.
+ */
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <executorch/runtime/core/error.h>
+#include <executorch/runtime/core/evalue.h>
+#include <openvino/runtime/compiled_model.hpp>
+#include <openvino/runtime/infer_request.hpp>
+#include <openvino/runtime/variable_state.hpp>
+
+namespace executorch_openvino {
+
+class CacheSequence {
+ public:
+  /// The positions input of `compiled`, found by kCachePositionsName; nullopt when
+  /// the model has no growing cache. `request` is the one the delegate runs.
+  static std::optional<CacheSequence> find(const ov::CompiledModel& compiled, ov::InferRequest& request);
+
+  size_t positions_input() const { return positions_input_; }
+  /// Before a call: checks `positions` and empties the cache when they start at 0.
+  executorch::runtime::Error before_call(const executorch::runtime::EValue& positions);
+  /// After a call that ran: the cache now holds the call's positions too.
+  void after_call() { filled_ = pending_end_; }
+  /// After a call that failed: what the cache holds is unknown until a restart at 0.
+  void after_failure() { filled_ = kUnknown; }
+
+ private:
+  static constexpr int64_t kUnknown = -1;
+
+  size_t positions_input_ = 0;
+  int64_t capacity_ = 0;
+  int64_t filled_ = 0;
+  int64_t pending_end_ = 0;
+  std::vector<ov::VariableState> grown_states_;
+};
+
+}  // namespace executorch_openvino
