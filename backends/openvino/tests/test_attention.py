@@ -40,6 +40,15 @@ def test_masked_attention_is_one_openvino_op(tmp_path):
                         expect_delegated=[SDPA], rtol=1e-4, atol=1e-5)
 
 
+def test_attention_with_a_bool_mask_is_one_openvino_op(tmp_path):
+    def inputs():
+        mask = (torch.rand(5, 5) > 0.3).fill_diagonal_(True)  # True: may attend
+        return heads(4), heads(4), heads(4), mask
+
+    check_against_eager(MaskedAttention(), [inputs(), inputs()], tmp_path,
+                        expect_delegated=[SDPA], rtol=1e-4, atol=1e-5)
+
+
 def test_causal_attention_is_one_openvino_op(tmp_path):
     check_against_eager(CausalAttention(), [(heads(4), heads(4), heads(4)) for _ in range(2)], tmp_path,
                         expect_delegated=[SDPA], rtol=1e-4, atol=1e-5)
