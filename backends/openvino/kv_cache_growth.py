@@ -34,6 +34,9 @@ logger = logging.getLogger(__name__)
 #: The name the positions input gets, followed by ".max=<cache length>"; the C++
 #: runtime reads it (kCachePositionsName in runtime/include/executorch_openvino/backend.h).
 CACHE_POSITIONS_NAME = "executorch_openvino.cache_positions"
+#: What a grown cache's variable id ends with; the runtime empties those at position 0
+#: (kGrownCacheSuffix in backend.h).
+GROWN_CACHE_SUFFIX = ".grown"
 
 # Ops between a cache and attention that repeat grouped KV heads or change layout.
 _HEAD_REPEAT_OPS = frozenset({"Unsqueeze", "Broadcast", "Reshape", "Multiply", "Convert"})
@@ -184,7 +187,7 @@ def _append(model: ov.Model, write: _CacheWrite, beam: ov.Node) -> None:
     info = VariableInfo()
     info.data_shape = ov.PartialShape([ov.Dimension() if i == write.axis else size for i, size in enumerate(shape)])
     info.data_type = element_type
-    info.variable_id = f"{write.read.get_variable_id()}.grown"
+    info.variable_id = write.read.get_variable_id() + GROWN_CACHE_SUFFIX
     variable = Variable(info)
     empty = ov.Tensor(element_type, ov.Shape([0 if i == write.axis else size for i, size in enumerate(shape)]))
     past = ov.op.read_value(ov.op.Constant(empty), variable)

@@ -46,7 +46,8 @@ std::optional<CacheSequence> CacheSequence::find(const ov::CompiledModel& compil
       // their values, as they would in eager PyTorch.
       for (auto& state : request.query_state()) {
         const std::string id = state.get_name();
-        if (id.size() > 6 && id.compare(id.size() - 6, 6, ".grown") == 0) {
+        const std::string suffix = kGrownCacheSuffix;
+        if (id.size() > suffix.size() && id.compare(id.size() - suffix.size(), suffix.size(), suffix) == 0) {
           sequence.grown_states_.push_back(state);
         }
       }

@@ -34,6 +34,8 @@ inline constexpr const char kCacheDirKey[] = "cache_dir";  // a folder for OpenV
 /// concatenation (kv_cache_growth.py), followed by ".max=<positions the cache holds>".
 /// Each call must then continue the sequence or start again at position 0.
 inline constexpr const char kCachePositionsName[] = "executorch_openvino.cache_positions";
+/// What the id of a grown cache's variable ends with; a restart at position 0 empties those.
+inline constexpr const char kGrownCacheSuffix[] = ".grown";
 
 }  // namespace executorch_openvino
 
