@@ -14,7 +14,7 @@ own buffers do.
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, FrozenSet, List, Mapping, Optional
 
 import numpy as np
 import openvino as ov
@@ -71,10 +71,19 @@ def buffer_initial_values(program: ExportedProgram) -> Dict[str, torch.Tensor]:
 
 def constant_inputs(program: ExportedProgram) -> Dict[str, torch.Tensor]:
     """Placeholder name -> value, for each input that is a weight or an unwritten buffer."""
+    return {name: _constant(program, target) for name, target in _constant_targets(program).items()}
+
+
+def constant_input_names(program: ExportedProgram) -> FrozenSet[str]:
+    """The placeholders that are weights or unwritten buffers; reads no tensor (they may be fake)."""
+    return frozenset(_constant_targets(program))
+
+
+def _constant_targets(program: ExportedProgram) -> Dict[str, str]:
     mutated = set(program.graph_signature.buffers_to_mutate.values())
     constant_kinds = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
     return {
-        spec.arg.name: _constant(program, spec.target)
+        spec.arg.name: spec.target
         for spec in program.graph_signature.input_specs
         if spec.kind in constant_kinds and spec.target not in mutated
     }

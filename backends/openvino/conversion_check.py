@@ -11,11 +11,13 @@ which nodes failed, and partitions again without them.
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Set, Tuple
+from typing import AbstractSet, Dict, Iterable, List, Set, Tuple
 
 import torch
 from torch.export import ExportedProgram
 
+from .buffer_state import constant_input_names
+from .compressed_weights import unpacked_stand_ins
 from .conversion import convert_with_frontend, prepare_graph_module, return_each_value_once
 
 # The frontend's error names each failed node as "<fx node name>/<op name>", then its message.
@@ -30,7 +32,9 @@ def unconvertible_nodes(exported_program: ExportedProgram, nodes: Iterable[torch
     did is left for the next round, after the partition has been proposed again.
     Raises the frontend's error when it names no node of the partition.
     """
-    module, originals = _partition_module(exported_program, list(nodes))
+    nodes = list(nodes)
+    stand_ins = unpacked_stand_ins(nodes, constant_input_names(exported_program))
+    module, originals = _partition_module(exported_program, nodes, stand_ins)
     module = prepare_graph_module(module)
     return_each_value_once(module)
     placeholders = [node for node in module.graph.nodes if node.op == "placeholder"]
@@ -75,20 +79,29 @@ def _depends_on_any(node: torch.fx.Node, others: Iterable[torch.fx.Node]) -> boo
 
 
 def _partition_module(
-    exported_program: ExportedProgram, nodes: List[torch.fx.Node]
+    exported_program: ExportedProgram, nodes: List[torch.fx.Node], stand_ins: AbstractSet[torch.fx.Node] = frozenset()
 ) -> Tuple[torch.fx.GraphModule, Dict[str, torch.fx.Node]]:
     """The partition as a GraphModule whose inputs are the values it reads from outside.
 
     Weights are inputs too, not attributes: ExecuTorch's passes refuse the program's
-    own tensors in a new module, and the frontend converts an op the same way
-    whether its weight is a Parameter or a Constant. Returns the module and, for
-    each of its nodes' names, the program's node it copies. The program is not changed.
+    own tensors in a new module, and the partitioner's weights are fake. The frontend
+    converts most ops the same way whether a weight is a Parameter or a Constant; the
+    exceptions are computed from constants only (4-bit unpacking): each node of
+    `stand_ins` becomes an input, and what only they read is left out. Returns the
+    module and, for each of its nodes' names, the program's node it copies. The
+    program is not changed.
     """
     members = set(nodes)
+    left_out = {argument for stand_in in stand_ins for argument in stand_in.all_input_nodes
+                if argument in members and set(argument.users) <= stand_ins}
     graph = torch.fx.Graph()
     copies: Dict[torch.fx.Node, torch.fx.Node] = {}
     for node in exported_program.graph.nodes:  # graph order keeps inputs before their users
-        if node not in members:
+        if node not in members or node in left_out:
+            continue
+        if node in stand_ins:
+            copies[node] = graph.placeholder(node.name)
+            copies[node].meta = dict(node.meta)
             continue
         for argument in node.all_input_nodes:
             if argument not in members and argument not in copies:
@@ -96,7 +109,8 @@ def _partition_module(
                 copies[argument].meta = dict(argument.meta)
         copies[node] = graph.node_copy(node, lambda argument: copies[argument])
     results = [copies[node] for node in nodes
-               if any(user not in members for user in node.users)]
+               if node in copies and node not in stand_ins and any(user not in members for user in node.users)]
     graph.output(tuple(results))
     module = torch.fx.GraphModule(torch.nn.Module(), graph)
-    return module, {copy.name: node for node, copy in copies.items() if node in members}
+    return module, {copy.name: node for node, copy in copies.items()
+                    if node in members and node not in stand_ins}

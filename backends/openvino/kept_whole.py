@@ -3,18 +3,22 @@
 OpenVINO has one op for scaled dot-product attention, which its CPU plugin runs as
 one fused kernel (and, for an LLM's cache, fuses with it). ExecuTorch's edge
 dialect decomposes it into matmuls, a softmax and the mask's arithmetic unless
-the partitioner claims it. ExecuTorch raises when a claimed node is neither
-delegated nor decomposed, so a node is claimed only when OpenVINO converts it
-for sure; the others are decomposed as before.
+the partitioner claims it. NNCF's unpacking of 4-bit weights is kept whole for the
+same reason (compressed_weights.py). ExecuTorch raises when a claimed node is
+neither delegated nor decomposed, so a node is claimed only when OpenVINO converts
+it for sure; the others are decomposed as before.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Collection, List, Optional, Tuple
+from typing import Callable, Collection, Dict, List, Optional, Tuple
 
 import torch
+from torch.export import ExportedProgram
 
-from .node_names import op_name
+from .buffer_state import constant_input_names
+from .compressed_weights import STACK, UNPACK_SHIFT, is_unpack_node
+from .node_names import matches_op_type, op_name
 
 SDPA = torch.ops.aten.scaled_dot_product_attention.default
 # Missing from the table of ops the frontend converts (openvino_supported_ops), which
@@ -23,16 +27,27 @@ KEPT_WHOLE_OPS = frozenset({"aten.scaled_dot_product_attention.default"})
 _FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 
 
-def ops_kept_whole(op_types_to_skip: Collection[str], op_names_to_skip: Collection[str]
+def ops_kept_whole(program: ExportedProgram, op_types_to_skip: Collection[str], op_names_to_skip: Collection[str]
                    ) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
     """The ``ops_to_not_decompose`` answer: the ops, and which of their nodes to keep whole."""
-    if {"aten.scaled_dot_product_attention", "aten.scaled_dot_product_attention.default"} & set(op_types_to_skip):
+    # Decided on the graph as given: ExecuTorch renames each kept node's op while it
+    # goes through the graph, after which the shift no longer looks like one.
+    constants = constant_input_names(program)
+    unpacking = {node.name for node in program.graph.nodes if is_unpack_node(node, constants)}
+    rules: Dict[torch._ops.OpOverload, Callable[[torch.fx.Node], bool]] = {
+        SDPA: converts_whole,
+        STACK: lambda node: node.name in unpacking,
+        UNPACK_SHIFT: lambda node: node.name in unpacking,
+    }
+    rules = {op: rule for op, rule in rules.items() if not matches_op_type(str(op), op_types_to_skip)}
+    if not rules:
         return [], None
 
     def keep(node: torch.fx.Node) -> bool:
-        return node.name not in op_names_to_skip and converts_whole(node)
+        rule = rules.get(node.target)
+        return rule is not None and node.name not in op_names_to_skip and rule(node)
 
-    return [SDPA], keep
+    return list(rules), keep
 
 
 def converts_whole(node: torch.fx.Node) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from typing import Collection
 
 import torch
 from torch._ops import OpOverload
@@ -25,3 +26,11 @@ def op_name(node: torch.fx.Node) -> str:
     if getattr(target, "__module__", None) == "_operator":
         return f"_operator.{name}"
     return name
+
+
+def matches_op_type(name: str, op_types: Collection[str]) -> bool:
+    """Whether op `name` is listed in `op_types` by itself or by its overload packet.
+
+    "aten.add.Tensor" matches "aten.add.Tensor" and "aten.add".
+    """
+    return name in op_types or name.rsplit(".", 1)[0] in op_types

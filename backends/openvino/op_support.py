@@ -10,9 +10,10 @@ import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from .argument_rules import argument_refusal
+from .compressed_weights import is_unpack_node
 from .dtypes import BOUND_DTYPES
 from .kept_whole import KEPT_WHOLE_OPS
-from .node_names import op_name
+from .node_names import matches_op_type, op_name
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +60,6 @@ def is_symbolic_scalar(value: object) -> bool:
     return isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool))
 
 
-def _matches_op_type(name: str, op_types: Collection[str]) -> bool:
-    # "aten.add.Tensor" matches "aten.add.Tensor" and its overload packet "aten.add".
-    return name in op_types or name.rsplit(".", 1)[0] in op_types
-
-
 def _tensors(value: object):
     if isinstance(value, torch.Tensor):
         yield value
@@ -100,8 +96,10 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         op_types_to_skip: Optional[Collection[str]] = None,
         op_names_to_skip: Optional[Collection[str]] = None,
         cpu_nodes: Optional[Mapping[str, str]] = None,
+        constants: Collection[str] = (),
     ) -> None:
         self.op_types_to_skip = frozenset(op_types_to_skip or ())
+        self.constants = frozenset(constants)
         self.op_names_to_skip = frozenset(op_names_to_skip or ())
         self.cpu_nodes = dict(cpu_nodes or {})
         self._logged: set = set()
@@ -127,7 +125,7 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
     def refusal(self, node: torch.fx.Node) -> Optional[str]:
         """Why `node` stays out of the partition, or None when OpenVINO takes it."""
         name = op_name(node)
-        if _matches_op_type(name, self.op_types_to_skip):
+        if matches_op_type(name, self.op_types_to_skip):
             return "its op type is in op_types_to_skip"
         if node.name in self.op_names_to_skip:
             return f"node {node.name!r} is in op_names_to_skip"
@@ -135,7 +133,7 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             return f"node {node.name!r}: {self.cpu_nodes[node.name]}"
         if name == "getitem" or node in self._asserts(node.graph):
             return None
-        if name not in openvino_supported_ops():
+        if name not in openvino_supported_ops() and not is_unpack_node(node, self.constants):
             return "OpenVINO's PyTorch frontend does not convert it"
         wrong_variant = argument_refusal(name, node)
         if wrong_variant:

@@ -12,7 +12,8 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export.exported_program import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from .buffer_state import tag_owned_buffers
+from .buffer_state import constant_input_names, tag_owned_buffers
+from .compressed_weights import warn_about_unpacks_on_cpu
 from .compile_specs import parse_compile_specs, with_defaults
 from .conversion_check import unconvertible_nodes
 from .copy_rules import CopyPlacement
@@ -58,8 +59,8 @@ class OpenvinoPartitioner(Partitioner):
 
     def ops_to_not_decompose(self, ep: ExportedProgram
                              ) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
-        """Attention stays one op, which OpenVINO runs fused (see kept_whole.py)."""
-        return ops_kept_whole(self.op_types_to_skip, self.op_names_to_skip)
+        """Attention and NNCF's 4-bit weight unpacking stay whole for OpenVINO (see kept_whole.py)."""
+        return ops_kept_whole(ep, self.op_types_to_skip, self.op_names_to_skip)
 
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         placement = CopyPlacement(exported_program, self.options.effective_precision)
@@ -89,13 +90,15 @@ class OpenvinoPartitioner(Partitioner):
             tags[tag] = self.delegation_spec
         tag_constant_data(exported_program)
         owned = tag_owned_buffers(exported_program)
+        warn_about_unpacks_on_cpu(exported_program.graph, constant_input_names(exported_program))
         logger.info("OpenVINO partitioner: %d partition(s), %d buffer(s) kept as OpenVINO state",
                     len(tags), len(owned))
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
 
 
     def _propose_partitions(self, exported_program: ExportedProgram, cpu_nodes: Dict[str, str]):
-        support = OpenvinoOperatorSupport(self.op_types_to_skip, self.op_names_to_skip, cpu_nodes)
+        support = OpenvinoOperatorSupport(self.op_types_to_skip, self.op_names_to_skip, cpu_nodes,
+                                          constant_input_names(exported_program))
         return CapabilityBasedPartitioner(
             exported_program.graph_module, support, allows_single_node_partition=True
         ).propose_partitions()
