@@ -68,6 +68,22 @@ class LoweredProgram:
         return [len(node.args) - 1 for node in graph.nodes
                 if node.op == "call_function" and "executorch_call_delegate" in str(node.target)]
 
+    def openvino_models(self) -> List[Any]:
+        """The OpenVINO models inside our delegates, read back from their blobs, in graph order."""
+        import numpy as np
+        import openvino as ov
+
+        from executorch_openvino.blob import read_blob
+
+        core = ov.Core()
+        models = []
+        for module in self.manager.exported_program().graph_module.modules():
+            if isinstance(module, LoweredBackendModule) and module.backend_id == BACKEND_ID:
+                blob = read_blob(bytes(module.processed_bytes))
+                weights = ov.Tensor(np.frombuffer(blob.ir_weights, dtype=np.uint8).copy())
+                models.append(core.read_model(blob.ir_xml.decode(), weights))
+        return models
+
     def delegate_ids(self) -> List[str]:
         plan = self.manager.executorch_program.execution_plan[0]
         return [delegate.id for delegate in plan.delegates]
@@ -76,6 +92,17 @@ class LoweredProgram:
         runtime = Runtime.get()
         program = runtime.load_program(self.path.read_bytes() if from_bytes else self.path)
         return program.load_method("forward")
+
+
+def runtime_weight_types(model: Any, layer_type: str) -> set:
+    """The weight types ("i4", "u8", "f32") of `layer_type` layers ("FullyConnected",
+    "Convolution") as OpenVINO's CPU plugin compiles `model` at f32."""
+    import openvino as ov
+
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    return {op.input(1).get_element_type().get_type_name()
+            for op in compiled.get_runtime_model().get_ops()
+            if op.get_rt_info()["layerType"].astype(str) == layer_type}
 
 
 def lower(

@@ -12,17 +12,13 @@ from __future__ import annotations
 
 import logging
 
-import numpy as np
-import openvino as ov
 import pytest
 import torch
 from executorch.exir import EdgeCompileConfig, to_edge
-from executorch.exir.lowered_backend_module import LoweredBackendModule
 
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs
-from executorch_openvino.blob import read_blob
 
-from harness import assert_close, eager, lower, run
+from harness import assert_close, eager, lower, run, runtime_weight_types
 
 nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
 
@@ -49,30 +45,8 @@ def _compressed(mode: str, **options) -> torch.nn.Module:
     return nncf.compress_weights(exported.module(), mode=getattr(nncf.CompressWeightsMode, mode), **options)
 
 
-def _openvino_models(program) -> list:
-    """The OpenVINO models inside the program's delegates, read back from their blobs."""
-    core = ov.Core()
-    models = []
-    for module in program.manager.exported_program().graph_module.modules():
-        if isinstance(module, LoweredBackendModule):
-            blob = read_blob(bytes(module.processed_bytes))
-            weights = ov.Tensor(np.frombuffer(blob.ir_weights, dtype=np.uint8).copy())
-            models.append(core.read_model(blob.ir_xml.decode(), weights))
-    return models
-
-
-def _weight_types(model: ov.Model) -> set:
+def _weight_types(model) -> set:
     return {op.get_output_element_type(0).get_type_name() for op in model.get_ops() if op.get_type_name() == "Constant"}
-
-
-def _matmul_weight_precisions(model: ov.Model) -> set:
-    """The weight input types of the compiled model's fully connected layers, as the CPU plugin runs them."""
-    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    precisions = set()
-    for op in compiled.get_runtime_model().get_ops():
-        if op.get_rt_info()["layerType"].astype(str) == "FullyConnected":
-            precisions.add(op.input(1).get_element_type().get_type_name())
-    return precisions
 
 
 def _runs_like_compressed_eager(program, compressed: torch.nn.Module) -> None:
@@ -99,10 +73,10 @@ def test_int4_weights_reach_openvino_in_four_bits(tmp_path, mode, group_size, fo
     program = lower(compressed, (torch.randn(2, 128),), tmp_path, compile_specs=F32)
 
     assert program.cpu_ops() == []
-    [model] = _openvino_models(program)
+    [model] = program.openvino_models()
     assert four_bit_type in _weight_types(model)
     assert "u8" not in _weight_types(model), "a packed byte weight reached OpenVINO unpacked"
-    assert _matmul_weight_precisions(model) == {four_bit_type}
+    assert runtime_weight_types(model, "FullyConnected") == {four_bit_type}
     _runs_like_compressed_eager(program, compressed)
 
 
@@ -112,8 +86,8 @@ def test_int8_weights_reach_openvino_in_eight_bits(tmp_path, mode, eight_bit_typ
     program = lower(compressed, (torch.randn(2, 128),), tmp_path, compile_specs=F32)
 
     assert program.cpu_ops() == []
-    [model] = _openvino_models(program)
-    assert _matmul_weight_precisions(model) == {eight_bit_type}
+    [model] = program.openvino_models()
+    assert runtime_weight_types(model, "FullyConnected") == {eight_bit_type}
     _runs_like_compressed_eager(program, compressed)
 
 

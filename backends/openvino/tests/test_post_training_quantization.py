@@ -1,0 +1,70 @@
+"""A model quantized to INT8 by NNCF runs whole in OpenVINO, on its INT8 kernels.
+
+``nncf.quantize`` on an exported model's module inserts quantize/dequantize pairs
+on activations and stores weights in int8. OpenVINO folds each pair into the layer
+it guards and runs the layer in 8 bits. INT8 arithmetic rounds differently from
+eager PyTorch's float emulation of it, so the results are compared with eager at a
+quantization tolerance and with OpenVINO running the same program alone, exactly.
+"""
+
+from __future__ import annotations
+
+import openvino as ov
+import pytest
+import torch
+
+from executorch_openvino import openvino_compile_specs
+
+from harness import assert_close, eager, lower, run, runtime_weight_types
+
+nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
+
+F32 = openvino_compile_specs(inference_precision="f32")
+
+
+class SmallCnn(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.second = torch.nn.Conv2d(16, 16, 3, padding=1)
+        self.classifier = torch.nn.Linear(16, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        features = torch.relu(self.second(torch.relu(self.first(x))))
+        return self.classifier(features.mean((2, 3)))
+
+
+def _images(seed: int) -> torch.Tensor:
+    return torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.fixture(scope="module")
+def quantized() -> torch.nn.Module:
+    torch.manual_seed(0)
+    exported = torch.export.export(SmallCnn().eval(), (_images(0),))
+    calibration = nncf.Dataset([_images(seed) for seed in range(10, 14)])
+    return nncf.quantize(exported.module(), calibration, subset_size=4)
+
+
+def test_int8_model_runs_whole_in_openvino_on_int8_kernels(tmp_path, quantized):
+    program = lower(quantized, (_images(0),), tmp_path, compile_specs=F32)
+
+    assert program.cpu_ops() == []
+    [model] = program.openvino_models()
+    for layer_type in ("Convolution", "FullyConnected"):
+        weight_types = runtime_weight_types(model, layer_type)
+        assert weight_types and weight_types <= {"u8", "i8"}, f"{layer_type} runs with {weight_types} weights"
+
+
+def test_int8_model_gives_openvinos_results_and_eagers_within_quantization_error(tmp_path, quantized):
+    program = lower(quantized, (_images(0),), tmp_path, compile_specs=F32)
+    alone = ov.Core().compile_model(ov.convert_model(torch.export.export(quantized, (_images(0),))), "CPU",
+                                    {"INFERENCE_PRECISION_HINT": "f32"})
+    method = program.load_method()
+    for seed in (1, 2):
+        images = _images(seed)
+        [ours] = run(method, (images,))
+        assert_close([ours], [torch.from_numpy(alone(images.numpy())[0])], rtol=1e-5, atol=1e-5)
+        # A few 8-bit steps of the output, not float32 agreement.
+        [expected] = eager(quantized, (images,))
+        assert_close([ours], [expected], rtol=0.0, atol=0.1 * float(expected.abs().max()))
