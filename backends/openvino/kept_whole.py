@@ -66,11 +66,6 @@ def converts_whole(node: torch.fx.Node) -> bool:
         return False
     if arguments.get("dropout_p", 0.0) != 0.0:
         return False
-    # With a symbolic size, torch (2.13.0) gives the kept op's output strides that
-    # make the model's own reshape of it fail during to_edge: decomposed instead.
-    tensors = [query, key, value] + [_value(arguments.get("attn_mask"))]
-    if any(not all(isinstance(size, int) for size in tensor.shape) for tensor in tensors if tensor is not None):
-        return False
     # OpenVINO's frontend ignores enable_gqa: grouped heads must be repeated first.
     if arguments.get("enable_gqa", False) and not _same_size(query.shape[1], key.shape[1]):
         return False

@@ -17,8 +17,9 @@ from .compressed_weights import warn_about_unpacks_on_cpu
 from .compile_specs import parse_compile_specs, with_defaults
 from .conversion_check import unconvertible_nodes
 from .copy_rules import CopyPlacement
-from .node_names import op_name
-from .kept_whole import ops_kept_whole
+from .node_names import matches_op_type, op_name
+from .kept_whole import SDPA, ops_kept_whole
+from .attention_layout import copy_before_views_after_attention
 from .op_support import OpenvinoOperatorSupport
 from .preprocess import BACKEND_ID
 from .symint_boundary import symbolic_values_crossing
@@ -61,6 +62,12 @@ class OpenvinoPartitioner(Partitioner):
                              ) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
         """Attention and NNCF's 4-bit weight unpacking stay whole for OpenVINO (see kept_whole.py)."""
         return ops_kept_whole(ep, self.op_types_to_skip, self.op_names_to_skip)
+
+    def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
+        """Makes views of attention results hold under the kept op's layout (attention_layout.py)."""
+        if matches_op_type(str(SDPA), self.op_types_to_skip):
+            return exported_program
+        return copy_before_views_after_attention(exported_program, SDPA)
 
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         placement = CopyPlacement(exported_program, self.options.effective_precision)

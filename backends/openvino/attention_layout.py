@@ -1,0 +1,63 @@
+"""Views of an attention result read a contiguous copy, so that they hold under any layout.
+
+ExecuTorch decomposes ``y.transpose(1, 2).reshape(b, t, d)`` after attention into
+a ``view``, because the attention kernel that ran at export time returned its result
+in a layout where that transpose is contiguous. When attention is kept whole
+(kept_whole.py), ExecuTorch traces the program again with the op's generic
+implementation, whose result is laid out the other way, and the ``view`` fails
+("Cannot view a tensor with shape ... and strides ..."): ViT-style blocks, whose
+queries come out of a permuted projection, failed to lower. A contiguous ``clone``
+before each view reached from attention through layout ops makes the view valid
+under either layout. OpenVINO drops the copy: its tensors have no strides.
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+import torch
+from torch.export import ExportedProgram
+
+from .node_names import op_name
+
+# torch.export keeps reshape (it becomes a view when ExecuTorch decomposes it).
+_VIEWS = frozenset({"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default"})
+# Ops that only move or relabel an attention result's dimensions.
+_LAYOUT_OPS = _VIEWS | {
+    "aten.permute.default", "aten.transpose.int", "aten.unsqueeze.default",
+    "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze.default",
+}
+
+
+def copy_before_views_after_attention(program: ExportedProgram, attention: torch._ops.OpOverload
+                                      ) -> ExportedProgram:
+    """A program whose views of `attention` results read contiguous copies; `program` itself is not changed.
+
+    Returns `program` when it has no such view.
+    """
+    if not _views_after(program.graph, attention):
+        return program
+    program = program.run_decompositions({})  # a copy of the graph; `{}` decomposes nothing
+    for view in _views_after(program.graph, attention):
+        source = view.args[0]
+        with program.graph.inserting_before(view):
+            copy = program.graph.call_function(torch.ops.aten.clone.default, (source,),
+                                               {"memory_format": torch.contiguous_format})
+        copy.meta["val"] = source.meta["val"].clone(memory_format=torch.contiguous_format)
+        view.replace_input_with(source, copy)
+    program.graph_module.recompile()
+    return program
+
+
+def _views_after(graph: torch.fx.Graph, attention: torch._ops.OpOverload) -> List[torch.fx.Node]:
+    views, seen = [], set()
+    pending = [user for node in graph.nodes if node.target is attention for user in node.users]
+    while pending:
+        node = pending.pop()
+        if node in seen or node.op != "call_function" or op_name(node) not in _LAYOUT_OPS:
+            continue
+        seen.add(node)
+        if op_name(node) in _VIEWS:
+            views.append(node)
+        pending.extend(node.users)
+    return views
