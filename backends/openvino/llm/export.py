@@ -9,7 +9,8 @@ methods the runner reads (``get_max_seq_len``, ``get_vocab_size``, ``use_kv_cach
 Command line, for the Llama of ExecuTorch's examples::
 
     python -m executorch_openvino.llm.export --params params.json \\
-        [--checkpoint model.pth] --output llama.pte --precision bf16
+        [--checkpoint model.pth] --output llama.pte --precision bf16 \\
+        [--weight-compression int4_sym --group-size 128]
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import argparse
 import json
 import logging
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import torch
 from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
@@ -53,6 +54,7 @@ def export_llm(
     compile_specs: Optional[List[CompileSpec]] = None,
     bos_id: int = 1,
     eos_ids: Sequence[int] = (2,),
+    weight_compression: Optional[Mapping[str, Any]] = None,
 ) -> ExecutorchProgramManager:
     """Exports and lowers a KV-cache decoder called as ``model(tokens, {"input_pos": pos})``.
 
@@ -65,6 +67,10 @@ def export_llm(
             without it, one token per call.
         compile_specs: from ``openvino_compile_specs(...)`` (device, precision, cache).
         bos_id, eos_ids: the tokenizer's ids, recorded for the runner.
+        weight_compression: arguments of ``nncf.compress_weights`` (needs the
+            ``quantization`` extra), such as ``{"mode": "int4_sym", "group_size": 128}``;
+            the mode is a ``nncf.CompressWeightsMode`` or its value. OpenVINO then
+            receives 4-bit or 8-bit weights (compressed_weights.py).
 
     Example::
 
@@ -85,14 +91,29 @@ def export_llm(
     else:
         tokens = tokens[:, :1]
     with torch.no_grad():
-        exported = torch.export.export(model.eval(), (tokens, {"input_pos": positions}),
-                                       dynamic_shapes=dynamic_shapes)
+        example = (tokens, {"input_pos": positions})
+        exported = torch.export.export(model.eval(), example, dynamic_shapes=dynamic_shapes)
+        if weight_compression:
+            exported = torch.export.export(_compressed(exported, weight_compression), example,
+                                           dynamic_shapes=dynamic_shapes)
         edge = to_edge_transform_and_lower(
             exported,
             partitioner=[OpenvinoPartitioner(compile_specs)],
             constant_methods=runner_metadata(args, bos_id, eos_ids),
         )
     return edge.to_executorch()
+
+
+def _compressed(exported: torch.export.ExportedProgram, settings: Mapping[str, Any]) -> torch.nn.Module:
+    """The exported model with its weights compressed by NNCF, to be exported again."""
+    try:
+        import nncf
+    except ImportError as error:
+        raise ImportError("export_llm: weight_compression needs NNCF: "
+                          "pip install 'executorch-openvino[quantization]'") from error
+    settings = dict(settings)
+    settings["mode"] = nncf.CompressWeightsMode(settings.get("mode", nncf.CompressWeightsMode.INT8_ASYM))
+    return nncf.compress_weights(exported.module(), **settings)
 
 
 def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool):
@@ -115,6 +136,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                         help="export for one token per call (the runner then prefills token by token)")
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
+    parser.add_argument("--weight-compression", choices=["int8_asym", "int8_sym", "int4_sym", "int4_asym"],
+                        help="compress the weights with NNCF (the quantization extra)")
+    parser.add_argument("--group-size", type=int,
+                        help="INT4 group size (NNCF's default without it; -1: per channel)")
     parser.add_argument("--bos-id", type=int, default=1)
     parser.add_argument("--eos-id", type=int, action="append", help="repeat for several; default 2")
     options = parser.parse_args(argv)
@@ -132,8 +157,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         if missing or unexpected:
             raise SystemExit(f"checkpoint does not fit params: missing {missing[:5]}, unexpected {unexpected[:5]}")
     specs = openvino_compile_specs(device=options.device, inference_precision=options.precision)
+    compression = None
+    if options.weight_compression:
+        compression = {"mode": options.weight_compression}
+        if options.group_size is not None:
+            compression["group_size"] = options.group_size
     program = export_llm(model, args, compile_specs=specs, bos_id=options.bos_id,
-                         eos_ids=options.eos_id or [2])
+                         eos_ids=options.eos_id or [2], weight_compression=compression)
     options.output.write_bytes(program.buffer)
     logger.info("wrote %s (%.1f MB)", options.output, len(program.buffer) / 1e6)
 
