@@ -63,6 +63,36 @@ class Cnn(torch.nn.Module):
         return self.classifier(self.convs(x).mean((2, 3)))
 
 
+class VitBlock(torch.nn.Module):
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
+        self.qkv, self.proj = torch.nn.Linear(dim, 3 * dim), torch.nn.Linear(dim, dim)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(dim, 4 * dim), torch.nn.GELU(), torch.nn.Linear(4 * dim, dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, tokens, dim = x.shape
+        qkv = self.qkv(self.norm1(x)).reshape(batch, tokens, 3, self.heads, dim // self.heads).permute(2, 0, 3, 1, 4)
+        attended = torch.nn.functional.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
+        x = x + self.proj(attended.transpose(1, 2).reshape(batch, tokens, dim))
+        return x + self.mlp(self.norm2(x))
+
+
+class TinyVit(torch.nn.Module):
+    """A ViT-Tiny-shaped encoder: 16x16 patches of a 224x224 image, dim 192, 3 heads, 4 blocks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.patches = torch.nn.Conv2d(3, 192, 16, stride=16)
+        self.blocks = torch.nn.Sequential(*(VitBlock(192, 3) for _ in range(4)))
+        self.head = torch.nn.Linear(192, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        tokens = self.patches(x).flatten(2).transpose(1, 2)
+        return self.head(self.blocks(tokens).mean(1))
+
+
 def variants():
     """(name, module we lower, the model OpenVINO compiles alone, example input) per row.
 
@@ -80,6 +110,15 @@ def variants():
     for name, settings in (("INT8", int8_weights), ("INT4", int4_weights)):
         yield (f"linear stack {name} weights", nncf.compress_weights(stack.module(), **settings),
                nncf.compress_weights(ov.convert_model(stack), **settings), tokens)
+
+    picture = torch.randn(1, 3, 224, 224)
+    vit = torch.export.export(TinyVit().eval(), (picture,))
+    pictures = nncf.Dataset([torch.randn(1, 3, 224, 224) for _ in range(4)])
+    yield "ViT-Tiny-shaped f32", vit.module(), ov.convert_model(vit), picture
+    yield ("ViT-Tiny-shaped INT8 (nncf.quantize)",
+           nncf.quantize(vit.module(), pictures, subset_size=4, model_type=nncf.ModelType.TRANSFORMER),
+           nncf.quantize(ov.convert_model(vit), nncf.Dataset([x.numpy() for x in pictures.get_data()]),
+                         subset_size=4, model_type=nncf.ModelType.TRANSFORMER), picture)
 
     image = torch.randn(1, 3, 64, 64)
     cnn = torch.export.export(Cnn().eval(), (image,))
