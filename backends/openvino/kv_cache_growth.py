@@ -50,17 +50,49 @@ class _CacheWrite:
     to_cache_layout: List[int]  # the permutation back to the cache's layout
     axis: int  # the position axis of the cache
     length: int  # positions the cache holds
-    positions: ov.Node  # the Parameter that says where the values go
+    positions: "_Positions"
     attention: List[ov.Node]
+
+
+@dataclass
+class _Positions:
+    """Where a call's values go: a positions Parameter that lists each position, or
+    (a dynamic-length export) holds the first one, with the count taken from
+    dimension `count_dim` of Parameter `counted` (the tokens)."""
+
+    parameter: ov.Node
+    counted: Optional[ov.Node] = None
+    count_dim: int = 0
+
+    def key(self) -> tuple:
+        return id(self.parameter), id(self.counted), self.count_dim
+
+    def count(self) -> ov.Output:
+        """The number of positions a call writes, as an i64 tensor of shape [1]."""
+        if self.counted is None:
+            size = self.parameter.get_output_partial_shape(0)[0].get_length()
+            return ov_ops.constant(np.array([size], np.int64)).output(0)
+        sizes = ov_ops.shape_of(self.counted, ov.Type.i64)
+        return ov_ops.gather(sizes, ov_ops.constant(np.array([self.count_dim], np.int64)),
+                             ov_ops.constant(np.array(0, np.int64))).output(0)
+
+    def marker(self, model: ov.Model, length: int) -> str:
+        """The name the C++ runtime finds the positions by (CacheSequence in kv_cache.cpp)."""
+        name = f"{CACHE_POSITIONS_NAME}.max={length}"
+        if self.counted is not None:
+            index = [id(parameter) for parameter in model.get_parameters()].index(id(self.counted))
+            name += f".count={index}:{self.count_dim}"
+        return name
 
 
 def grow_kv_caches(model: ov.Model) -> ov.Model:
     """Rewrites every cache of `model` that matches the pattern; returns the model."""
     writes = [write for write in map(_match, model.get_sinks()) if write is not None]
-    if not writes or len({id(write.positions) for write in writes}) != 1:
+    if not writes or len({write.positions.key() for write in writes}) != 1:
         return model
-    positions = writes[0].positions
-    positions_count = positions.get_output_partial_shape(0)[0].get_length()
+    where = writes[0].positions
+    positions = where.parameter
+    count = where.count()
     # OpenVINO's fused attention wants a beam index it cannot fold: zeros computed
     # from the positions (batch 1, nothing reordered).
     beam = ov_ops.convert(ov_ops.multiply(ov_ops.slice(positions, [0], [1], [1]),
@@ -71,10 +103,10 @@ def grow_kv_caches(model: ov.Model) -> ov.Model:
         _append(model, write, beam)
         for attention in write.attention:
             if id(attention) not in masked:
-                _cut_mask(attention, positions, positions_count)
+                _cut_mask(attention, positions, count)
                 masked.add(id(attention))
     length = writes[0].length
-    positions.output(0).get_tensor().add_names({f"{CACHE_POSITIONS_NAME}.max={length}"})
+    positions.output(0).get_tensor().add_names({where.marker(model, length)})
     model.validate_nodes_and_infer_types()
     logger.info("OpenVINO delegate: %d KV cache(s) of %d positions grow by concatenation", len(writes), length)
     return model
@@ -101,12 +133,18 @@ def _match(assign: ov.Node) -> Optional[_CacheWrite]:
         return None
     axis = forth_order[0]
     indices = scatter.input_value(1)
-    positions = _parameter_behind(indices.get_node(), shape[axis].get_length())
-    if positions is None or indices.get_partial_shape().rank.get_length() != 2 or not indices.get_partial_shape().is_static:
+    positions = _positions_behind(indices.get_node(), shape[axis].get_length())
+    indices_shape = indices.get_partial_shape()
+    if positions is None or indices_shape.rank.is_dynamic or indices_shape.rank.get_length() != 2:
         return None
-    if indices.get_shape()[1] != 1 or not positions.get_output_partial_shape(0).is_static:
+    if not indices_shape[1].is_static or indices_shape[1].get_length() != 1:
         return None
-    if positions.get_output_partial_shape(0).rank.get_length() != 1 or not scatter.input_value(2).get_partial_shape().is_static:
+    parameter_shape = positions.parameter.get_output_partial_shape(0)
+    if not parameter_shape.is_static or parameter_shape.rank.get_length() != 1:
+        return None
+    if positions.counted is not None and parameter_shape[0].get_length() != 1:
+        return None  # the first position only, or the count would be ambiguous
+    if scatter.input_value(2).get_partial_shape().rank.is_dynamic:
         return None
     attention = _attention_reading(back.output(0), exclude=assign)
     if attention is None:
@@ -125,10 +163,11 @@ def _order(transpose: ov.Node) -> Optional[List[int]]:
     return [int(v) for v in order.get_vector()] if order.get_type_name() == "Constant" else None
 
 
-def _parameter_behind(node: ov.Node, length: int) -> Optional[ov.Node]:
-    """The Parameter that `node` only reshapes, converts, or wraps as negative indices
-    into the cache (``(p + length) % length``, the same for the positions the C++
-    runtime lets through)."""
+def _positions_behind(node: ov.Node, length: int) -> Optional[_Positions]:
+    """The positions Parameter that `node` only reshapes, converts, or wraps as negative
+    indices into the cache (``(p + length) % length``, the same for the positions the
+    C++ runtime lets through); or, as a dynamic-length export computes the indices,
+    ``arange(count) + positions[0]``."""
     while True:
         kind = node.get_type_name()
         if kind in ("Unsqueeze", "Convert", "Reshape"):
@@ -138,8 +177,46 @@ def _parameter_behind(node: ov.Node, length: int) -> Optional[ov.Node]:
             if added.get_type_name() != "Add" or not _is_scalar(added.input_value(1), length):
                 return None
             node = added.input_value(0).get_node()
+        elif kind == "Add":
+            return _counted_from_start(node)
         else:
-            return node if kind == "Parameter" else None
+            return _Positions(node) if kind == "Parameter" else None
+
+
+def _counted_from_start(add: ov.Node) -> Optional[_Positions]:
+    """``arange(0, size(tokens, d)) + positions[0]`` -> the positions and where the count comes from."""
+    steps, start = (_skip_converts(add.input_value(i).get_node()) for i in (0, 1))
+    if steps.get_type_name() != "Range":
+        steps, start = start, steps
+    if steps.get_type_name() != "Range" or not _is_scalar(steps.input_value(0), 0) \
+            or not _is_scalar(steps.input_value(2), 1):
+        return None
+    size = _skip_converts(steps.input_value(1).get_node())
+    shape = _skip_converts(size.input_value(0).get_node()) if size.get_type_name() == "Gather" else None
+    if shape is None or shape.get_type_name() != "ShapeOf" or not _is_scalar(size.input_value(2), 0):
+        return None
+    counted, dim = shape.input_value(0).get_node(), _constant_values(size.input_value(1))
+    if counted.get_type_name() != "Parameter" or dim is None or len(dim) != 1:
+        return None
+    # positions[0]: a Gather of element 0 on axis 0 of the positions Parameter.
+    if start.get_type_name() != "Gather" or not _is_scalar(start.input_value(1), 0) \
+            or not _is_scalar(start.input_value(2), 0):
+        return None
+    parameter = start.input_value(0).get_node()
+    if parameter.get_type_name() != "Parameter" or parameter is counted:
+        return None
+    return _Positions(parameter, counted, dim[0] % counted.get_output_partial_shape(0).rank.get_length())
+
+
+def _skip_converts(node: ov.Node) -> ov.Node:
+    while node.get_type_name() == "Convert":
+        node = node.input_value(0).get_node()
+    return node
+
+
+def _constant_values(output: ov.Output) -> Optional[List[int]]:
+    node = _skip_converts(output.get_node())
+    return [int(v) for v in node.get_vector()] if node.get_type_name() == "Constant" else None
 
 
 def _is_scalar(output: ov.Output, value: int) -> bool:
@@ -205,10 +282,10 @@ def _append(model: ov.Model, write: _CacheWrite, beam: ov.Node) -> None:
     write.read.output(0).replace(write.read.input_value(0))
 
 
-def _cut_mask(attention: ov.Node, positions: ov.Node, count: int) -> None:
+def _cut_mask(attention: ov.Node, positions: ov.Node, count: ov.Output) -> None:
     """Keeps the mask's columns up to the last position written: positions[0] + count."""
     start = ov_ops.slice(positions, [0], [1], [1])
-    end = ov_ops.add(ov_ops.convert(start, ov.Type.i64), ov_ops.constant(np.array([count], np.int64)))
+    end = ov_ops.add(ov_ops.convert(start, ov.Type.i64), count)
     mask = attention.input_value(3)
     cut = ov_ops.slice(mask, ov_ops.constant(np.array([0], np.int64)), end,
                        ov_ops.constant(np.array([1], np.int64)), ov_ops.constant(np.array([-1], np.int64)))

@@ -206,7 +206,7 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
         ET_CHECK_OK_OR_RETURN_ERROR(delegate->inputs[i].bind(delegate->request, *args[i]));
       }
       if (delegate->cache) {
-        ET_CHECK_OK_OR_RETURN_ERROR(delegate->cache->before_call(*args[delegate->cache->positions_input()]));
+        ET_CHECK_OK_OR_RETURN_ERROR(delegate->cache->before_call(Span<EValue*>(args.data(), num_inputs)));
       }
       try {
         delegate->request.infer();

@@ -15,13 +15,39 @@ using executorch::runtime::EValue;
 
 namespace {
 
-// "executorch_openvino.cache_positions.max=256" -> 256; -1 when the name is not ours.
-int64_t capacity_in(const std::string& name) {
+struct Marker {
+  int64_t capacity = -1;
+  int64_t count_input = -1;  // -1: the positions input holds every position
+  int64_t count_dim = -1;
+};
+
+// "executorch_openvino.cache_positions.max=256" -> capacity 256;
+// "...max=256.count=1:1" -> also: count from input 1's dimension 1. Capacity -1
+// when the name is not ours or does not parse.
+Marker marker_in(const std::string& name) {
+  Marker marker;
   const std::string prefix = std::string(kCachePositionsName) + ".max=";
   if (name.compare(0, prefix.size(), prefix) != 0) {
-    return -1;
+    return marker;
   }
-  return std::strtoll(name.c_str() + prefix.size(), nullptr, 10);
+  char* end = nullptr;
+  marker.capacity = std::strtoll(name.c_str() + prefix.size(), &end, 10);
+  const std::string count = ".count=";
+  if (*end == '\0') {
+    return marker;
+  }
+  if (name.compare(end - name.c_str(), count.size(), count) != 0) {
+    return Marker{};
+  }
+  marker.count_input = std::strtoll(end + count.size(), &end, 10);
+  if (*end != ':') {
+    return Marker{};
+  }
+  marker.count_dim = std::strtoll(end + 1, &end, 10);
+  if (*end != '\0' || marker.count_input < 0 || marker.count_dim < 0) {
+    return Marker{};
+  }
+  return marker;
 }
 
 int64_t position_at(const executorch::aten::Tensor& tensor, size_t index) {
@@ -35,13 +61,17 @@ std::optional<CacheSequence> CacheSequence::find(const ov::CompiledModel& compil
   const auto& inputs = compiled.inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (const auto& name : inputs[i].get_names()) {
-      const int64_t capacity = capacity_in(name);
-      if (capacity <= 0) {
+      const Marker marker = marker_in(name);
+      if (marker.capacity <= 0 || marker.count_input >= static_cast<int64_t>(inputs.size())) {
         continue;
       }
       CacheSequence sequence;
       sequence.positions_input_ = i;
-      sequence.capacity_ = capacity;
+      sequence.capacity_ = marker.capacity;
+      if (marker.count_input >= 0) {
+        sequence.count_source_ = CountSource{static_cast<size_t>(marker.count_input),
+                                             static_cast<size_t>(marker.count_dim)};
+      }
       // Only the grown caches empty at a restart: other buffers kept as state keep
       // their values, as they would in eager PyTorch.
       for (auto& state : request.query_state()) {
@@ -57,7 +87,8 @@ std::optional<CacheSequence> CacheSequence::find(const ov::CompiledModel& compil
   return std::nullopt;
 }
 
-Error CacheSequence::before_call(const EValue& positions) {
+Error CacheSequence::before_call(executorch::runtime::Span<EValue*> inputs) {
+  const EValue& positions = *inputs[positions_input_];
   if (!positions.isTensor()) {
     return Error::InvalidArgument;
   }
@@ -65,12 +96,20 @@ Error CacheSequence::before_call(const EValue& positions) {
   if (tensor.scalar_type() != ScalarType::Long && tensor.scalar_type() != ScalarType::Int) {
     return Error::InvalidArgument;  // the input binding names the dtype it expects
   }
-  const size_t count = static_cast<size_t>(tensor.numel());
-  if (count == 0) {
+  const size_t listed = static_cast<size_t>(tensor.numel());
+  size_t count = listed;
+  if (count_source_) {
+    const EValue& counted = *inputs[count_source_->input];
+    if (!counted.isTensor() || count_source_->dim >= static_cast<size_t>(counted.toTensor().dim())) {
+      return Error::InvalidArgument;
+    }
+    count = static_cast<size_t>(counted.toTensor().size(count_source_->dim));
+  }
+  if (count == 0 || listed == 0) {
     return Error::InvalidArgument;
   }
   const int64_t start = position_at(tensor, 0);
-  for (size_t i = 1; i < count; ++i) {
+  for (size_t i = 1; i < listed; ++i) {
     if (position_at(tensor, i) != start + static_cast<int64_t>(i)) {
       ET_LOG(Error, "OpenVINO delegate: the KV cache takes consecutive positions; got %lld after %lld",
              static_cast<long long>(position_at(tensor, i)), static_cast<long long>(position_at(tensor, i - 1)));

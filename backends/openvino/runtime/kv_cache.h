@@ -14,6 +14,7 @@
 
 #include <executorch/runtime/core/error.h>
 #include <executorch/runtime/core/evalue.h>
+#include <executorch/runtime/core/span.h>
 #include <openvino/runtime/compiled_model.hpp>
 #include <openvino/runtime/infer_request.hpp>
 #include <openvino/runtime/variable_state.hpp>
@@ -26,9 +27,9 @@ class CacheSequence {
   /// the model has no growing cache. `request` is the one the delegate runs.
   static std::optional<CacheSequence> find(const ov::CompiledModel& compiled, ov::InferRequest& request);
 
-  size_t positions_input() const { return positions_input_; }
-  /// Before a call: checks `positions` and empties the cache when they start at 0.
-  executorch::runtime::Error before_call(const executorch::runtime::EValue& positions);
+  /// Before a call: checks the call's positions (`inputs` are the delegate's inputs)
+  /// and empties the cache when they start at 0.
+  executorch::runtime::Error before_call(executorch::runtime::Span<executorch::runtime::EValue*> inputs);
   /// After a call that ran: the cache now holds the call's positions too.
   void after_call() { filled_ = pending_end_; }
   /// After a call that failed: what the cache holds is unknown until a restart at 0.
@@ -37,7 +38,16 @@ class CacheSequence {
  private:
   static constexpr int64_t kUnknown = -1;
 
+  // How many positions a call writes: the positions input's length, or, when the
+  // positions input holds only the first one (a dynamic-length export), the size of
+  // dimension `count_dim_` of input `count_input_` (the tokens).
+  struct CountSource {
+    size_t input;
+    size_t dim;
+  };
+
   size_t positions_input_ = 0;
+  std::optional<CountSource> count_source_;
   int64_t capacity_ = 0;
   int64_t filled_ = 0;
   int64_t pending_end_ = 0;

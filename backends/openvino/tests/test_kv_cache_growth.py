@@ -81,3 +81,59 @@ def test_positions_past_the_cache_are_refused(program):
     method = program.load_method()
     with pytest.raises(RuntimeError):
         step(method, 5, CONTEXT)
+
+
+# A dynamic-length export (ExecuTorch's LLM export: tokens [1, S], input_pos [1]
+# holding the first position) computes the positions as arange(S) + input_pos[0].
+
+
+@pytest.fixture(scope="module")
+def dynamic_llama():
+    torch.manual_seed(0)
+    return small_llama(layers=2, max_seq_len=CONTEXT, enable_dynamic_shape=True)
+
+
+@pytest.fixture(scope="module")
+def dynamic_program(dynamic_llama, tmp_path_factory) -> LoweredProgram:
+    sequence = torch.export.Dim("sequence", min=1, max=CONTEXT - 1)
+    with torch.no_grad():
+        return lower(dynamic_llama, (torch.tensor([[1, 2, 3]]), {"input_pos": torch.tensor([0])}),
+                     tmp_path_factory.mktemp("llama"), dynamic_shapes=({1: sequence}, {"input_pos": None}))
+
+
+def prompt_then_steps(method, model, prompt, steps, start: int = 0):
+    """Runs the prompt in one call at `start`, then one token per call; returns each call's logits."""
+    results = [run(method, (torch.tensor([prompt]), torch.tensor([start])))[0]] if method else \
+        [model(torch.tensor([prompt]), {"input_pos": torch.tensor([start])})]
+    for offset, token in enumerate(steps):
+        inputs = (torch.tensor([[token]]), torch.tensor([start + len(prompt) + offset]))
+        results.append(run(method, inputs)[0] if method else model(inputs[0], {"input_pos": inputs[1]}))
+    return results
+
+
+def assert_dynamic_like_eager(method, model, prompt, steps):
+    with torch.no_grad():
+        expected = prompt_then_steps(None, copy.deepcopy(model), prompt, steps)
+    for got, want in zip(prompt_then_steps(method, model, prompt, steps), expected):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_dynamic_length_cache_is_rewritten_to_grow(dynamic_program):
+    [model] = dynamic_program.openvino_models()
+    names = {name for parameter in model.get_parameters() for name in parameter.output(0).get_names()}
+    # The count of positions a call writes comes from input 0 (tokens), dimension 1.
+    assert f"{CACHE_POSITIONS_NAME}.max={CONTEXT}.count=0:1" in names
+    assert "ScatterNDUpdate" not in {op.get_type_name() for op in model.get_ops()}
+
+
+def test_dynamic_length_grown_cache_prefills_and_decodes_like_eager(dynamic_program, dynamic_llama):
+    method = dynamic_program.load_method()
+    assert_dynamic_like_eager(method, dynamic_llama, [5, 17, 3, 99], [42, 7, 11])
+    assert_dynamic_like_eager(method, dynamic_llama, [8, 1], [60, 2])  # again from 0: emptied first
+
+
+def test_dynamic_length_cache_refuses_a_prompt_that_skips_positions(dynamic_program):
+    method = dynamic_program.load_method()
+    run(method, (torch.tensor([[5, 17, 3]]), torch.tensor([0])))
+    with pytest.raises(RuntimeError):
+        run(method, (torch.tensor([[6, 7]]), torch.tensor([4])))  # 3 was next
