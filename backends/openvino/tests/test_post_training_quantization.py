@@ -22,6 +22,23 @@ nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization
 F32 = openvino_compile_specs(inference_precision="f32")
 
 
+class AttentionBlock(torch.nn.Module):
+    """A ViT-like block: a permuted qkv projection, attention, an MLP."""
+
+    def __init__(self, dim: int = 64, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv, self.out = torch.nn.Linear(dim, 3 * dim), torch.nn.Linear(dim, dim)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(dim, 2 * dim), torch.nn.GELU(), torch.nn.Linear(2 * dim, dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, tokens, dim = x.shape
+        qkv = self.qkv(x).reshape(batch, tokens, 3, self.heads, dim // self.heads).permute(2, 0, 3, 1, 4)
+        attended = torch.nn.functional.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
+        x = x + self.out(attended.transpose(1, 2).reshape(batch, tokens, dim))
+        return x + self.mlp(x)
+
+
 class SmallCnn(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -68,3 +85,22 @@ def test_int8_model_gives_openvinos_results_and_eagers_within_quantization_error
         # A few 8-bit steps of the output, not float32 agreement.
         [expected] = eager(quantized, (images,))
         assert_close([ours], [expected], rtol=0.0, atol=0.1 * float(expected.abs().max()))
+
+
+def test_int8_attention_block_runs_whole_on_int8_kernels_with_openvinos_results(tmp_path):
+    torch.manual_seed(0)
+    tokens = [torch.randn(1, 16, 64, generator=torch.Generator().manual_seed(seed)) for seed in range(6)]
+    exported = torch.export.export(AttentionBlock().eval(), (tokens[0],))
+    quantized = nncf.quantize(exported.module(), nncf.Dataset(tokens[2:]), subset_size=4,
+                              model_type=nncf.ModelType.TRANSFORMER)
+    program = lower(quantized, (tokens[0],), tmp_path, compile_specs=F32)
+
+    assert program.cpu_ops() == []
+    [model] = program.openvino_models()
+    weight_types = runtime_weight_types(model, "FullyConnected")
+    assert weight_types and weight_types <= {"u8", "i8"}, f"FullyConnected runs with {weight_types} weights"
+    alone = ov.Core().compile_model(ov.convert_model(torch.export.export(quantized, (tokens[0],))), "CPU",
+                                    {"INFERENCE_PRECISION_HINT": "f32"})
+    method = program.load_method()
+    for x in tokens[:2]:
+        assert_close(run(method, (x,)), [torch.from_numpy(alone(x.numpy())[0])], rtol=1e-5, atol=1e-5)

@@ -49,6 +49,14 @@ def _weight_types(model) -> set:
     return {op.get_output_element_type(0).get_type_name() for op in model.get_ops() if op.get_type_name() == "Constant"}
 
 
+def _constant_bytes(model) -> int:
+    return sum(op.get_byte_size() for op in model.get_ops() if op.get_type_name() == "Constant")
+
+
+# ThreeLinears' weight matrices in float32: 69,632 values, 272 KiB.
+FLOAT_WEIGHT_BYTES = 4 * (128 * 256 + 256 * 128 + 128 * 32)
+
+
 def _runs_like_compressed_eager(program, compressed: torch.nn.Module) -> None:
     method = program.load_method()
     for seed in (1, 2):  # two calls: some OpenVINO bugs show from the second on
@@ -77,6 +85,8 @@ def test_int4_weights_reach_openvino_in_four_bits(tmp_path, mode, group_size, fo
     assert four_bit_type in _weight_types(model)
     assert "u8" not in _weight_types(model), "a packed byte weight reached OpenVINO unpacked"
     assert runtime_weight_types(model, "FullyConnected") == {four_bit_type}
+    # Half a byte per weight, plus scales, zero points and biases.
+    assert _constant_bytes(model) < 0.2 * FLOAT_WEIGHT_BYTES
     _runs_like_compressed_eager(program, compressed)
 
 
@@ -88,6 +98,7 @@ def test_int8_weights_reach_openvino_in_eight_bits(tmp_path, mode, eight_bit_typ
     assert program.cpu_ops() == []
     [model] = program.openvino_models()
     assert runtime_weight_types(model, "FullyConnected") == {eight_bit_type}
+    assert _constant_bytes(model) < 0.3 * FLOAT_WEIGHT_BYTES
     _runs_like_compressed_eager(program, compressed)
 
 
