@@ -1,18 +1,22 @@
 """Models quantized with NNCF: our delegate against OpenVINO running the same model alone.
 
-Two models, each in float and quantized form:
-- a stack of 4 x Linear(2048, 2048) with ReLU between them at batch 1 (the shape of an
-  LLM's decode step, where weight bytes set the speed), as float32, with INT8 weight
-  compression (nncf.compress_weights, INT8_ASYM) and with INT4 (INT4_SYM, group 128,
-  every layer);
-- a small CNN (3 convolutions, 32-64 channels, 1x3x64x64), as float32 and after INT8
-  post-training quantization (nncf.quantize, 8 calibration images).
+Three models, each as float32 and quantized:
+- 4 x Linear(2048, 2048) with ReLU between them at batch 1 (the shape of an LLM's decode
+  step, where weight bytes set the speed): INT8 weight compression (nncf.compress_weights,
+  INT8_ASYM) and INT4 (INT4_SYM, group 64, every layer);
+- a ViT-Tiny-shaped encoder (16x16 patches of 224x224, dim 192, 3 heads, 4 blocks): the
+  same two weight compressions, and INT8 post-training quantization (nncf.quantize,
+  transformer preset, 8 calibration images);
+- a small CNN (3 convolutions, 32-64 channels, 1x3x64x64): INT8 post-training quantization.
 Each quantized model is exported again (torch.export) and lowered with
 OpenvinoPartitioner. OpenVINO alone compiles the float model converted with
 ``openvino.convert_model`` and quantized by NNCF's OpenVINO path with the same settings
 (see `variants`), with the configuration our runtime uses (OpenvinoOptions().compile_config()).
-Both run in this process, alternating over ROUNDS rounds of CALLS calls each; the table
-gives the median per-call time, the ratio ours / alone and the .pte size.
+For INT8 post-training quantization, XNNPACK runs its own INT8 (its PT2E quantizer,
+static, per channel) on the same calibration images. All engines run in this process,
+alternating over ROUNDS rounds of CALLS calls each; the table gives the median per-call
+time, the ratio ours / alone, the .pte size and our output's and OpenVINO alone's error
+against the float model in eager PyTorch (max |out - eager| / max |eager|, one input).
 
 Run: python benchmarks/quantized.py   (needs `pip install ".[quantization]"`)
 """
@@ -27,7 +31,9 @@ torch.set_num_threads(1)
 
 import logging  # noqa: E402
 import tempfile  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Callable, Dict, List, Optional  # noqa: E402
 
 import nncf  # noqa: E402
 import openvino as ov  # noqa: E402
@@ -93,8 +99,31 @@ class TinyVit(torch.nn.Module):
         return self.head(self.blocks(tokens).mean(1))
 
 
+@dataclass
+class Row:
+    name: str
+    original: torch.nn.Module  # the float model, for the error column
+    ours: torch.nn.Module  # what we lower: NNCF's torch result
+    alone: ov.Model  # what OpenVINO compiles alone
+    example: torch.Tensor
+    xnnpack: Optional[torch.nn.Module] = None  # XNNPACK's own INT8 (PT2E), where it has one
+
+
+def _xnnpack_int8(exported: torch.export.ExportedProgram, calibration: List[torch.Tensor]) -> torch.nn.Module:
+    """The model quantized by XNNPACK's own PT2E quantizer (static, per channel)."""
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer, get_symmetric_quantization_config)
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    prepared = prepare_pt2e(exported.module(), quantizer)
+    for sample in calibration:
+        prepared(sample)
+    return convert_pt2e(prepared)
+
+
 def variants():
-    """(name, module we lower, the model OpenVINO compiles alone, example input) per row.
+    """The rows of the table.
 
     OpenVINO alone takes the float model converted with openvino.convert_model and then
     compressed or quantized by NNCF's OpenVINO path, with the same settings: that is how
@@ -102,31 +131,49 @@ def variants():
     with NNCF's torch INT4 unpacking (it decomposes the unpacking before converting).
     """
     torch.manual_seed(0)
-    tokens = torch.randn(1, 2048)
-    stack = torch.export.export(linear_stack(), (tokens,))
     int8_weights = dict(mode=nncf.CompressWeightsMode.INT8_ASYM)
-    int4_weights = dict(mode=nncf.CompressWeightsMode.INT4_SYM, group_size=128, ratio=1.0, all_layers=True)
-    yield "linear stack f32", stack.module(), ov.convert_model(stack), tokens
-    for name, settings in (("INT8", int8_weights), ("INT4", int4_weights)):
-        yield (f"linear stack {name} weights", nncf.compress_weights(stack.module(), **settings),
-               nncf.compress_weights(ov.convert_model(stack), **settings), tokens)
+    int4_weights = dict(mode=nncf.CompressWeightsMode.INT4_SYM, group_size=64, ratio=1.0, all_layers=True)
+    models = [("4 x Linear(2048)", linear_stack(), (1, 2048), True),
+              ("ViT-Tiny-shaped", TinyVit().eval(), (1, 3, 224, 224), True),
+              ("CNN", Cnn().eval(), (1, 3, 64, 64), False)]
+    for label, model, shape, compress in models:
+        example = torch.randn(shape)
+        exported = torch.export.export(model, (example,))
+        float_ir = ov.convert_model(exported)
+        yield Row(f"{label} f32", model, exported.module(), float_ir, example)
+        if compress:
+            for name, settings in (("INT8", int8_weights), ("INT4", int4_weights)):
+                yield Row(f"{label} {name} weights", model, nncf.compress_weights(exported.module(), **settings),
+                          nncf.compress_weights(ov.convert_model(exported), **settings), example)
+        if label == "4 x Linear(2048)":
+            continue  # post-training quantization is for activations that vary: images here
+        calibration = [torch.randn(shape) for _ in range(8)]
+        preset = dict(subset_size=8, model_type=nncf.ModelType.TRANSFORMER if compress else None)
+        yield Row(f"{label} INT8 (nncf.quantize)", model,
+                  nncf.quantize(exported.module(), nncf.Dataset(calibration), **preset),
+                  nncf.quantize(ov.convert_model(exported), nncf.Dataset([x.numpy() for x in calibration]), **preset),
+                  example, xnnpack=_xnnpack_int8(exported, calibration))
 
-    picture = torch.randn(1, 3, 224, 224)
-    vit = torch.export.export(TinyVit().eval(), (picture,))
-    pictures = nncf.Dataset([torch.randn(1, 3, 224, 224) for _ in range(4)])
-    yield "ViT-Tiny-shaped f32", vit.module(), ov.convert_model(vit), picture
-    yield ("ViT-Tiny-shaped INT8 (nncf.quantize)",
-           nncf.quantize(vit.module(), pictures, subset_size=4, model_type=nncf.ModelType.TRANSFORMER),
-           nncf.quantize(ov.convert_model(vit), nncf.Dataset([x.numpy() for x in pictures.get_data()]),
-                         subset_size=4, model_type=nncf.ModelType.TRANSFORMER), picture)
 
-    image = torch.randn(1, 3, 64, 64)
-    cnn = torch.export.export(Cnn().eval(), (image,))
-    calibration = nncf.Dataset([torch.randn(1, 3, 64, 64) for _ in range(8)])
-    yield "CNN f32", cnn.module(), ov.convert_model(cnn), image
-    yield ("CNN INT8 (nncf.quantize)", nncf.quantize(cnn.module(), calibration, subset_size=8),
-           nncf.quantize(ov.convert_model(cnn), nncf.Dataset([x.numpy() for x in calibration.get_data()]),
-                         subset_size=8), image)
+def _timed(calls: Dict[str, Callable[[], object]]) -> Dict[str, float]:
+    """Median ms per call of each engine, over alternating rounds."""
+    timings = {engine: _common.Timing() for engine in calls}
+    for engine in calls:
+        _common.measure(calls[engine], WARMUP, 1)
+    for round_index in range(ROUNDS):
+        order = list(calls) if round_index % 2 == 0 else list(reversed(list(calls)))
+        for engine in order:
+            timings[engine] += _common.measure(calls[engine], 2, CALLS)
+    return {engine: timing.median for engine, timing in timings.items()}
+
+
+def _load(module: torch.nn.Module, example: torch.Tensor, partitioner, path: Path):
+    manager = to_edge_transform_and_lower(torch.export.export(module, (example,)),
+                                          partitioner=[partitioner]).to_executorch()
+    if _common.cpu_ops(manager):
+        logger.warning("%s: ops left on the CPU: %s", path.name, _common.cpu_ops(manager))
+    path.write_bytes(manager.buffer)
+    return _common.load_method(path)
 
 
 def main() -> None:
@@ -134,32 +181,33 @@ def main() -> None:
     config = OpenvinoOptions().compile_config()
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        for name, module, alone_model, example in variants():
-            exported = torch.export.export(module, (example,))
-            manager = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner()]).to_executorch()
-            if _common.cpu_ops(manager):
-                logger.warning("%s: ops left on the CPU: %s", name, _common.cpu_ops(manager))
-            path = Path(folder) / "model.pte"
-            path.write_bytes(manager.buffer)
-            ours = _common.load_method(path)
-            alone = ov.Core().compile_model(alone_model, "CPU", config)
+        for row in variants():
+            path = Path(folder) / "ours.pte"
+            ours = _load(row.ours, row.example, OpenvinoPartitioner(), path)
+            size = path.stat().st_size / 2**20
+            alone = ov.Core().compile_model(row.alone, "CPU", config)
             # OpenVINO at its leanest from Python: the input bound once, no result dict built.
             request = alone.create_infer_request()
-            request.set_input_tensor(ov.Tensor(example.numpy(), shared_memory=True))
-            timings = {"ours": _common.Timing(), "alone": _common.Timing()}
-            calls = {"ours": lambda: ours.execute([example]), "alone": lambda: (request.start_async(), request.wait())}
-            for engine in calls:
-                _common.measure(calls[engine], WARMUP, 1)
-            for round_index in range(ROUNDS):
-                order = ("ours", "alone") if round_index % 2 == 0 else ("alone", "ours")
-                for engine in order:
-                    timings[engine] += _common.measure(calls[engine], 2, CALLS)
-            rows.append([name, f"{path.stat().st_size / 2**20:.1f}", f"{timings['ours'].median:.3f}",
-                         f"{timings['alone'].median:.3f}",
-                         f"{timings['ours'].median / timings['alone'].median:.2f}"])
+            request.set_input_tensor(ov.Tensor(row.example.numpy(), shared_memory=True))
+            calls = {"ours": lambda: ours.execute([row.example]),
+                     "alone": lambda: (request.start_async(), request.wait())}
+            if row.xnnpack is not None:
+                from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+
+                xnnpack = _load(row.xnnpack, row.example, XnnpackPartitioner(), Path(folder) / "xnnpack.pte")
+                calls["xnnpack"] = lambda: xnnpack.execute([row.example])
+            medians = _timed(calls)
+            with torch.no_grad():
+                expected = row.original(row.example)
+            error = _common.max_rel_err(ours.execute([row.example])[0], expected)
+            alone_error = _common.max_rel_err(torch.from_numpy(alone(row.example.numpy())[0]), expected)
+            xnnpack_ms = f"{medians['xnnpack']:.3f}" if "xnnpack" in medians else "-"
+            rows.append([row.name, f"{size:.1f}", f"{error:.2g}", f"{alone_error:.2g}", f"{medians['ours']:.3f}",
+                         f"{medians['alone']:.3f}", f"{medians['ours'] / medians['alone']:.2f}", xnnpack_ms])
     _common.print_header(f"NNCF {nncf.__version__}-quantized models: our delegate vs OpenVINO alone",
                          _common.environment())
-    _common.print_table(["model", ".pte MiB", "ours ms", "OpenVINO alone ms", "ours / alone"], rows)
+    _common.print_table(["model", ".pte MiB", "error vs f32", "alone's error", "ours ms", "OpenVINO alone ms", "ours / alone",
+                         "XNNPACK INT8 ms"], rows)
 
 
 if __name__ == "__main__":
