@@ -19,6 +19,16 @@ ALIGNMENT = 64
 DIGEST_SIZE = 12
 _HEADER = struct.Struct(f"<8sII{VERSION_FIELD_SIZE}sQQI{DIGEST_SIZE}s")
 assert _HEADER.size == HEADER_SIZE
+# Where each field after the magic and format version starts, from the layout above
+# (runtime/blob_format.h has the same names; tests/test_blob.py checks they agree).
+WRITER_VERSION_OFFSET = struct.calcsize("<8sII")
+XML_SIZE_OFFSET = WRITER_VERSION_OFFSET + VERSION_FIELD_SIZE
+WEIGHTS_SIZE_OFFSET = XML_SIZE_OFFSET + 8
+CHECKSUM_OFFSET = WEIGHTS_SIZE_OFFSET + 8
+DIGEST_OFFSET = CHECKSUM_OFFSET + 4
+#: The fields from XML_SIZE_OFFSET on: sizes, checksum, digest.
+SIZES_AND_CHECKS = struct.Struct(f"<QQI{DIGEST_SIZE}s")
+assert DIGEST_OFFSET + DIGEST_SIZE == HEADER_SIZE == XML_SIZE_OFFSET + SIZES_AND_CHECKS.size
 
 
 @dataclass(frozen=True)

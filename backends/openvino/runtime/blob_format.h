@@ -47,5 +47,11 @@ inline constexpr uint32_t kBlobHeaderSize = 96;
 inline constexpr size_t kBlobVersionFieldSize = 48;
 inline constexpr size_t kBlobAlignment = 64;
 inline constexpr size_t kBlobDigestSize = 12;
+// Where each header field starts (the table above); blob.py has the same names.
+inline constexpr size_t kBlobWriterVersionOffset = 16;
+inline constexpr size_t kBlobXmlSizeOffset = 64;
+inline constexpr size_t kBlobWeightsSizeOffset = 72;
+inline constexpr size_t kBlobChecksumOffset = 80;
+inline constexpr size_t kBlobDigestOffset = 84;
 
 }  // namespace executorch_openvino

@@ -97,11 +97,11 @@ Result<BlobView> parse_blob_header(const void* data, size_t size) {
            header_size, kBlobHeaderSize, view.format_version);
     return Error::InvalidArgument;
   }
-  const char* version = reinterpret_cast<const char*>(bytes + 16);
+  const char* version = reinterpret_cast<const char*>(bytes + kBlobWriterVersionOffset);
   view.writer_openvino_version = std::string_view(version, strnlen(version, kBlobVersionFieldSize));
 
-  const uint64_t xml_size = read_le<uint64_t>(bytes + 64);
-  const uint64_t weights_size = read_le<uint64_t>(bytes + 72);
+  const uint64_t xml_size = read_le<uint64_t>(bytes + kBlobXmlSizeOffset);
+  const uint64_t weights_size = read_le<uint64_t>(bytes + kBlobWeightsSizeOffset);
   const uint64_t available = size - header_size;
   if (xml_size == 0 || xml_size > available) {
     ET_LOG(Error, "OpenVINO blob: IR XML size %llu does not fit the %llu bytes after the header",
@@ -118,8 +118,8 @@ Result<BlobView> parse_blob_header(const void* data, size_t size) {
   view.ir_xml = std::string_view(reinterpret_cast<const char*>(bytes + header_size), xml_size);
   view.ir_weights = bytes + weights_offset;
   view.ir_weights_size = weights_size;
-  view.stored_checksum = read_le<uint32_t>(bytes + 80);
-  std::memcpy(view.ir_digest.data(), bytes + 84, kBlobDigestSize);
+  view.stored_checksum = read_le<uint32_t>(bytes + kBlobChecksumOffset);
+  std::memcpy(view.ir_digest.data(), bytes + kBlobDigestOffset, kBlobDigestSize);
   return view;
 }
 

@@ -17,12 +17,11 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import struct
 import sys
 from pathlib import Path
 from typing import Dict, Tuple
 
-from executorch_openvino.blob import ALIGNMENT, HEADER_SIZE, checksum, ir_digest
+from executorch_openvino.blob import ALIGNMENT, HEADER_SIZE, SIZES_AND_CHECKS, XML_SIZE_OFFSET, checksum, ir_digest
 
 import torch
 from executorch.exir import to_edge
@@ -80,7 +79,7 @@ def seed_blobs() -> Dict[str, bytes]:
 
 def split_blob(blob: bytes) -> Tuple[bytes, str, bytes]:
     """(header, IR XML text, IR weights) of a well-formed blob."""
-    xml_size, weights_size = struct.unpack_from("<QQ", blob, 64)
+    xml_size, weights_size, _, _ = SIZES_AND_CHECKS.unpack_from(blob, XML_SIZE_OFFSET)
     offset = (HEADER_SIZE + xml_size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
     return blob[:HEADER_SIZE], blob[HEADER_SIZE:HEADER_SIZE + xml_size].decode(), blob[offset:offset + weights_size]
 
@@ -89,8 +88,8 @@ def join_blob(header: bytes, xml, weights: bytes) -> bytes:
     """A blob with `header`'s magic and versions, and sizes, checksum and digest that match `xml` and `weights`."""
     xml = xml.encode() if isinstance(xml, str) else bytes(xml)
     header = bytearray(header)
-    struct.pack_into("<QQI12s", header, 64, len(xml), len(weights), checksum(xml, weights),
-                     ir_digest(xml, weights))
+    SIZES_AND_CHECKS.pack_into(header, XML_SIZE_OFFSET, len(xml), len(weights), checksum(xml, weights),
+                               ir_digest(xml, weights))
     offset = (HEADER_SIZE + len(xml) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
     return bytes(header) + xml + b"\0" * (offset - HEADER_SIZE - len(xml)) + bytes(weights)
 

@@ -1,12 +1,15 @@
 """The blob format in Python (blob.py) against what the runtime expects."""
 
 import hashlib
+import re
+from pathlib import Path
 
 import openvino as ov
 import openvino.opset13 as ops
 import numpy as np
 import pytest
 
+import executorch_openvino.blob as blob_module
 from executorch_openvino.blob import FORMAT_VERSION, HEADER_SIZE, read_blob, write_blob
 
 
@@ -39,3 +42,17 @@ def test_damaged_blob_is_refused_by_its_checksum():
 def test_blob_names_its_ir_by_a_blake2b_digest_of_xml_and_weights():
     blob = read_blob(write_blob(_model()))
     assert blob.ir_digest == hashlib.blake2b(blob.ir_xml + blob.ir_weights, digest_size=12).digest()
+
+
+@pytest.mark.parametrize("cpp_name, python_name", [
+    ("kBlobHeaderSize", "HEADER_SIZE"), ("kBlobVersionFieldSize", "VERSION_FIELD_SIZE"),
+    ("kBlobAlignment", "ALIGNMENT"), ("kBlobDigestSize", "DIGEST_SIZE"),
+    ("kBlobWriterVersionOffset", "WRITER_VERSION_OFFSET"), ("kBlobXmlSizeOffset", "XML_SIZE_OFFSET"),
+    ("kBlobWeightsSizeOffset", "WEIGHTS_SIZE_OFFSET"), ("kBlobChecksumOffset", "CHECKSUM_OFFSET"),
+    ("kBlobDigestOffset", "DIGEST_OFFSET"),
+])
+def test_layout_in_the_cpp_header_is_the_python_layout(cpp_name, python_name):
+    header = Path(__file__).resolve().parents[1] / "runtime" / "blob_format.h"
+    match = re.search(rf"\b{cpp_name}\s*=\s*(\d+);", header.read_text())
+    assert match, f"{cpp_name} is not defined in {header}"
+    assert int(match.group(1)) == getattr(blob_module, python_name)

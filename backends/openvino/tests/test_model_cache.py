@@ -12,11 +12,9 @@ import pytest
 import torch
 
 from executorch_openvino import openvino_compile_specs
-from executorch_openvino.blob import DIGEST_SIZE, HEADER_SIZE, MAGIC, checksum, ir_digest, read_blob
+from executorch_openvino.blob import (CHECKSUM_OFFSET, DIGEST_OFFSET, DIGEST_SIZE, HEADER_SIZE, MAGIC, checksum,
+                                      ir_digest, read_blob)
 from harness import LoweredProgram, assert_close, eager, lower, run
-
-CHECKSUM_OFFSET = 80
-DIGEST_OFFSET = 84
 
 
 class Linear(torch.nn.Module):
