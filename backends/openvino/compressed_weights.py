@@ -50,10 +50,9 @@ def packed_weight(stack: torch.fx.Node, constants: Collection[str]) -> Optional[
     if not (_is_call(low, _LOW_HALF, 15) and _is_call(high, _SHIFT_NAME, 4)):
         return None
     weight = low.args[0]
-    if weight is not high.args[0] or weight.op != "placeholder" or weight.name not in constants:
+    if weight is not high.args[0] or not _reads_packed_constant(high, constants):
         return None
-    value = weight.meta.get("val")
-    return weight if isinstance(value, torch.Tensor) and value.dtype == torch.uint8 else None
+    return weight
 
 
 def is_unpack_node(node: torch.fx.Node, constants: Collection[str]) -> bool:
@@ -90,9 +89,10 @@ def warn_about_unpacks_on_cpu(graph: torch.fx.Graph, constants: Collection[str])
 
 
 def _reads_packed_constant(node: torch.fx.Node, constants: Collection[str]) -> bool:
+    """Whether `node`'s first argument is a uint8 weight placeholder."""
     weight = node.args[0] if node.args else None
     value = weight.meta.get("val") if isinstance(weight, torch.fx.Node) else None
-    return (isinstance(weight, torch.fx.Node) and weight.name in constants
+    return (isinstance(weight, torch.fx.Node) and weight.op == "placeholder" and weight.name in constants
             and isinstance(value, torch.Tensor) and value.dtype == torch.uint8)
 
 
