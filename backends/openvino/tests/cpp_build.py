@@ -41,7 +41,7 @@ class CppPrograms:
     call_overhead: Path
 
 
-def _tool(name: str) -> str | None:
+def build_tool(name: str) -> str | None:
     # The venv's cmake and ninja (pip packages) come first, as for `pip install .`.
     here = Path(sys.executable).parent / name
     return str(here) if here.exists() else shutil.which(name)
@@ -51,7 +51,7 @@ def skip_reason() -> str | None:
     """Why the C++ programs cannot be built here, or None."""
     if not (REPO_ROOT / "CMakeLists.txt").exists() or not (REPO_ROOT / "backends/openvino/tests/cpp").is_dir():
         return "the C++ programs build from the source tree, which is not here"
-    if _tool("cmake") is None:
+    if build_tool("cmake") is None:
         return "cmake is not installed"
     if not any(shutil.which(cxx) for cxx in (os.environ.get("CXX", ""), "c++", "g++", "clang++") if cxx):
         return "no C++ compiler"
@@ -69,12 +69,12 @@ def build_targets(build_dir: Path, targets: tuple) -> str | None:
 
 def cmake_build(source_dir: Path, build_dir: Path, targets: tuple, defines: list) -> str | None:
     """Configures `source_dir` (Release, Ninja when installed, `defines`) and builds `targets`; the failure's output, or None."""
-    configure = [_tool("cmake"), "-S", str(source_dir), "-B", str(build_dir),
+    configure = [build_tool("cmake"), "-S", str(source_dir), "-B", str(build_dir),
                  "-DCMAKE_BUILD_TYPE=Release", *defines]
-    ninja = _tool("ninja")
+    ninja = build_tool("ninja")
     if ninja:
         configure += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]
-    build = [_tool("cmake"), "--build", str(build_dir), "--parallel", str(os.cpu_count() or 2),
+    build = [build_tool("cmake"), "--build", str(build_dir), "--parallel", str(os.cpu_count() or 2),
              "--target", *targets]
     for command in (configure, build):
         result = subprocess.run(command, capture_output=True, text=True)

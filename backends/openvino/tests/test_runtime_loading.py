@@ -54,3 +54,18 @@ def test_program_without_the_package_imported_names_the_missing_backend(tmp_path
 
 def test_backend_id_differs_from_the_older_openvino_backend():
     assert BACKEND_ID != "OpenvinoBackend"
+
+
+@pytest.mark.parametrize("installed", ["libexecutorch_openvino_runtime.so", "bin/executorch-openvino-run"])
+def test_installed_binaries_find_libraries_only_relative_to_themselves(installed):
+    # pip builds in a temporary environment under /tmp; an absolute RUNPATH left
+    # pointing there would load whatever library someone later puts in that place.
+    import executorch_openvino
+
+    path = os.path.join(os.path.dirname(executorch_openvino.__file__), installed)
+    dynamic = subprocess.run(["readelf", "-d", path], capture_output=True, text=True)
+    if dynamic.returncode != 0:
+        pytest.skip(f"readelf cannot read {path}: {dynamic.stderr.strip()}")
+    runpaths = [line.split("[", 1)[1].rstrip("]") for line in dynamic.stdout.splitlines() if "RUNPATH" in line]
+    assert runpaths, f"{installed} has no RUNPATH"
+    assert all(entry.startswith("$ORIGIN") for entry in runpaths[0].split(":")), runpaths[0]

@@ -2,7 +2,8 @@
  * The memory a C++ application gives Program::load_method, set up as ExecuTorch's
  * executor_runner does: one heap buffer per memory-planned buffer the method
  * declares, and malloc for the method's own and temporary allocations. Shared by
- * the load runner (tests/cpp) and the call-overhead benchmark (benchmarks/cpp).
+ * executorch-openvino-run, the load runner (tests/cpp) and the call-overhead
+ * benchmark (benchmarks/cpp).
  */
 #pragma once
 

@@ -1,0 +1,125 @@
+"""executorch-openvino-run, the C++ runner installed with the package, runs programs as executorch.runtime does.
+
+It is started as a user would: the console script on the virtualenv's PATH.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from harness import lower
+from executorch_openvino import OpenvinoPartitioner
+
+RUNNER = Path(sys.executable).parent / "executorch-openvino-run"
+LATENCY = re.compile(r"^latency: first call ([\d.]+) ms; median ([\d.]+) ms, p90 ([\d.]+) ms over (\d+) calls$",
+                     re.MULTILINE)
+
+
+class LinearReluTimesTwo(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x)) * 2
+
+
+class Embed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(10, 4)
+
+    def forward(self, tokens):
+        return self.embedding(tokens).sum(dim=1)
+
+
+def run(*args, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run([str(RUNNER), *map(str, args)], capture_output=True, text=True, timeout=120)
+    if check:
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    return result
+
+
+@pytest.fixture(scope="module")
+def split_program(tmp_path_factory):
+    """Linear and the multiply in two OpenVINO delegates, relu between them on ExecuTorch's CPU kernels."""
+    tmp_path = tmp_path_factory.mktemp("runner")
+    model = LinearReluTimesTwo().eval()
+    lowered = lower(model, (torch.randn(2, 4),), tmp_path,
+                    dynamic_shapes=({0: torch.export.Dim("batch", max=8)},),
+                    partitioner=OpenvinoPartitioner(op_types_to_skip={"aten.relu.default"}))
+    assert lowered.cpu_ops() == ["aten::relu.out"]
+    return model, lowered.path
+
+
+def test_runner_is_installed_on_the_virtualenv_path():
+    assert RUNNER.is_file(), f"{RUNNER} is missing: pip install . installs it"
+
+
+def test_runner_computes_what_eager_does_on_a_partly_delegated_program(split_program, tmp_path):
+    model, path = split_program
+    for batch in (5, 3):  # two shapes of the dynamic dimension, each called three times in one load
+        x = torch.randn(batch, 4)
+        np.save(tmp_path / "x.npy", x.numpy())
+        result = run(path, "--input", tmp_path / "x.npy", "--iterations", 3, "--save-outputs", tmp_path)
+        got = torch.from_numpy(np.load(tmp_path / "output_0.npy"))
+        torch.testing.assert_close(got, model(x).detach(), rtol=1e-5, atol=1e-5)
+        assert f"output 0: Float [{batch}, 3]" in result.stdout
+
+
+def test_runner_reports_delegates_and_latency(split_program):
+    result = run(split_program[1], "--iterations", 4)
+    assert "delegates: ExecutorchOpenvinoBackend x2" in result.stdout
+    first, median, p90, calls = LATENCY.search(result.stdout).groups()
+    assert int(calls) == 3 and 0 < float(median) <= float(p90)
+
+
+def test_runner_fills_missing_integer_inputs_with_zeros(tmp_path):
+    # Zeros are a valid token id; floating-point inputs get random values instead.
+    model = Embed().eval()
+    tokens = torch.zeros(2, 6, dtype=torch.long)
+    lowered = lower(model, (tokens,), tmp_path)
+    result = run(lowered.path, "--iterations", 2, "--save-outputs", tmp_path)
+    assert "output 0: Float [2, 4]" in result.stdout
+    torch.testing.assert_close(torch.from_numpy(np.load(tmp_path / "output_0.npy")), model(tokens).detach())
+
+
+def test_runner_refuses_an_input_of_another_dtype_naming_both(split_program, tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((5, 4), dtype=np.int64))
+    result = run(split_program[1], "--input", tmp_path / "x.npy", check=False)
+    assert result.returncode == 4
+    assert "holds Long with 2 dimensions; the method takes Float with 2" in result.stderr
+
+
+def test_runner_refuses_a_wrong_number_of_inputs(split_program, tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((5, 4), dtype=np.float32))
+    result = run(split_program[1], "--input", tmp_path / "x.npy", "--input", tmp_path / "x.npy", check=False)
+    assert result.returncode == 4
+    assert "the method takes 1 inputs; 2 --input files were given" in result.stderr
+
+
+def test_runner_refuses_a_file_that_is_not_npy(split_program, tmp_path):
+    (tmp_path / "x.npy").write_text("not numpy")
+    result = run(split_program[1], "--input", tmp_path / "x.npy", check=False)
+    assert result.returncode == 4
+    assert "is not a .npy file" in result.stderr
+
+
+def test_runner_passes_load_options_to_the_delegate(split_program, tmp_path):
+    cache_dir = tmp_path / "cache"
+    result = run(split_program[1], "--inference-precision", "f32", "--cache-dir", cache_dir, "--iterations", 1)
+    assert "inference precision f32" in result.stderr
+    assert any(cache_dir.iterdir()), "OpenVINO's model cache was not written to --cache-dir"
+
+
+def test_runner_fails_the_load_on_an_unknown_precision(split_program):
+    result = run(split_program[1], "--inference-precision", "f8", check=False)
+    assert result.returncode == 3
+    assert "f8" in result.stderr
