@@ -8,7 +8,9 @@ CMAKE_PREFIX_PATH=executorch_openvino.cmake_prefix_path, linked with
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 import torch
@@ -66,3 +68,22 @@ def test_example_is_linked_with_as_needed_and_still_needs_the_runtime(run_pte):
     if dynamic.returncode != 0:
         pytest.skip("readelf is not installed")
     assert "libexecutorch_openvino_runtime.so" in dynamic.stdout
+
+
+def test_cmake_package_without_the_wheels_beside_it_says_what_to_set(tmp_path):
+    # A copy of the package config in a site-packages that has no executorch or openvino wheel.
+    if skip_reason():
+        pytest.skip(skip_reason())
+    installed = Path(executorch_openvino.cmake_prefix_path) / "executorch_openvino"
+    shutil.copytree(installed, tmp_path / "site" / "executorch_openvino" / "share" / "cmake" / "executorch_openvino")
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.28)\nproject(app LANGUAGES CXX)\n"
+        "find_package(executorch_openvino CONFIG REQUIRED)\n")
+    failure = cmake_build(project, tmp_path / "build", ("all",),
+                          [f"-DCMAKE_PREFIX_PATH={tmp_path / 'site' / 'executorch_openvino' / 'share' / 'cmake'}"])
+    assert failure is not None, "configuring without the wheels should fail"
+    message = " ".join(failure.split())  # CMake wraps the message
+    assert "needs the executorch wheel's CMake package" in message, failure[-2000:]
+    assert "executorch_DIR to" in message and "OpenVINO_DIR to" in message, failure[-2000:]
