@@ -241,11 +241,11 @@ def prepare_pte(model_name: str, engine: str, module: torch.nn.Module, inputs: T
         import executorch_openvino
 
         def cached_load() -> float:
-            executorch_openvino.set_runtime_options(cache_dir=cache_dir)
+            executorch_openvino.set_load_options(cache_dir=cache_dir)
             try:
                 return timed_load(load)()
             finally:
-                executorch_openvino.set_runtime_options(cache_dir="")
+                executorch_openvino.set_load_options(cache_dir="")
 
         loads["cached_load"] = cached_load
 

@@ -184,7 +184,7 @@ def run(out_dir: str, expected_openvino: str) -> int:
     from executorch.runtime import Runtime
 
     import executorch_openvino
-    from executorch_openvino.runtime import load_runtime_library
+    from executorch_openvino.native_library import load_runtime_library
 
     out = Path(out_dir)
     reference = torch.load(out / REFERENCE_NAME, weights_only=True)
@@ -203,12 +203,12 @@ def run(out_dir: str, expected_openvino: str) -> int:
     cache_dir = tempfile.mkdtemp(prefix="portability_cache_")
     failures = []
     for label, cache in (("no cache", ""), ("cache, first load", cache_dir), ("cache, second load", cache_dir)):
-        executorch_openvino.set_runtime_options(cache_dir=cache)
+        executorch_openvino.set_load_options(cache_dir=cache)
         method = Runtime.get().load_program(out / PTE_NAME).load_method("forward")
         if method is None:
             return fail(f"{out / PTE_NAME} has no method 'forward'")
         failures += _compare_with_eager(method, reference, label)
-    executorch_openvino.set_runtime_options(cache_dir="")
+    executorch_openvino.set_load_options(cache_dir="")
     shutil.rmtree(cache_dir, ignore_errors=True)
     if failures:
         return fail(f"{len(failures)} runs of an input set differ from eager")

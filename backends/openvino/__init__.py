@@ -7,7 +7,7 @@ Importing this package loads its C++ runtime, which registers the delegate under
 import os as _os
 
 # First, so that a missing or mismatched OpenVINO is reported with what to do.
-from .runtime import load_runtime_library, set_runtime_options
+from .native_library import load_runtime_library, set_load_options
 
 load_runtime_library()
 
@@ -27,5 +27,5 @@ __all__ = [
     "OpenvinoPartitioner",
     "openvino_compile_specs",
     "parse_compile_specs",
-    "set_runtime_options",
+    "set_load_options",
 ]

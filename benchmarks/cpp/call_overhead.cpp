@@ -158,7 +158,7 @@ bool load_openvino(const Args& args, const std::vector<uint8_t>& file, OpenvinoS
   Result<executorch_openvino::BlobView> blob = executorch_openvino::parse_blob(file.data() + at, file.size() - at);
   if (!blob.ok()) return false;
   side.weights.assign(blob->ir_weights, blob->ir_weights + blob->ir_weights_size);
-  executorch_openvino::LoadOptions options;
+  executorch_openvino::CompileSettings options;
   options.inference_precision = args.precision;
   ov::Core core;
   side.compiled = core.compile_model(std::string(blob->ir_xml),

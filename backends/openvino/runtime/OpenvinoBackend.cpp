@@ -61,7 +61,7 @@ struct Delegate {
 };
 
 Result<ov::CompiledModel> compile_from_memory(ov::Core& core, const BlobView& blob,
-                                              const LoadOptions& options) {
+                                              const CompileSettings& options) {
   ET_CHECK_OK_OR_RETURN_ERROR(verify_checksum(blob));
   // The weights tensor borrows the blob's memory, which the delegate keeps.
   const ov::Tensor weights(ov::element::u8, ov::Shape{blob.ir_weights_size},
@@ -72,7 +72,7 @@ Result<ov::CompiledModel> compile_from_memory(ov::Core& core, const BlobView& bl
 // Compiles the blob's IR: through its files in the cache directory when there is
 // one and the program names its IR by a digest, from memory otherwise. Throws
 // what OpenVINO throws.
-Result<ov::CompiledModel> compile_blob(const BlobView& blob, const LoadOptions& options) {
+Result<ov::CompiledModel> compile_blob(const BlobView& blob, const CompileSettings& options) {
   ov::Core& core = shared_core();
   if (options.cache_dir.empty() || !blob.has_ir_digest()) {
     return compile_from_memory(core, blob, options);
@@ -91,13 +91,13 @@ Result<ov::CompiledModel> compile_blob(const BlobView& blob, const LoadOptions& 
   // the program from loading (OpenVINO on its own throws, or not, by release).
   ET_LOG(Error, "OpenVINO model cache: cache_dir %s cannot be used; loading without the cache",
          options.cache_dir.c_str());
-  LoadOptions without_cache = options;
+  CompileSettings without_cache = options;
   without_cache.cache_dir.clear();
   return compile_from_memory(core, blob, without_cache);
 }
 
 Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,
-                                                   const LoadOptions& options) {
+                                                   const CompileSettings& options) {
   // The checksum is checked where the IR is read: a model cache hit reads none of it.
   Result<BlobView> blob = parse_blob_header(processed.data(), processed.size());
   if (!blob.ok()) {
@@ -159,17 +159,17 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
 
   Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
                                ArrayRef<CompileSpec> compile_specs) const override {
-    Result<LoadOptions> options = options_from_compile_specs(compile_specs);
+    Result<CompileSettings> options = options_from_compile_specs(compile_specs);
     if (!options.ok()) {
       return options.error();
     }
-    LoadOverrides process_overrides;
+    LoadOptions process_options;
     {
-      std::lock_guard<std::mutex> lock(overrides_mutex_);
-      process_overrides = overrides_;
+      std::lock_guard<std::mutex> lock(load_options_mutex_);
+      process_options = load_options_;
     }
     ET_CHECK_OK_OR_RETURN_ERROR(
-        apply_overrides(*options, process_overrides, context.runtime_specs()));
+        apply_load_options(*options, process_options, context.runtime_specs()));
 
     Result<std::unique_ptr<Delegate>> delegate = compile_delegate(*processed, *options);
     if (!delegate.ok()) {
@@ -236,18 +236,18 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
 
   Error set_option(BackendOptionContext& context,
                    const Span<BackendOption>& backend_options) override {
-    std::lock_guard<std::mutex> lock(overrides_mutex_);
-    LoadOverrides updated = overrides_;
+    std::lock_guard<std::mutex> lock(load_options_mutex_);
+    LoadOptions updated = load_options_;
     for (const BackendOption& option : backend_options) {
-      ET_CHECK_OK_OR_RETURN_ERROR(set_override(updated, option));
+      ET_CHECK_OK_OR_RETURN_ERROR(set_load_option(updated, option));
     }
-    overrides_ = updated;
+    load_options_ = updated;
     return Error::Ok;
   }
 
  private:
-  mutable std::mutex overrides_mutex_;
-  LoadOverrides overrides_;
+  mutable std::mutex load_options_mutex_;
+  LoadOptions load_options_;
 };
 
 OpenvinoBackend backend_instance;

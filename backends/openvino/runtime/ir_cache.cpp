@@ -98,7 +98,7 @@ bool write_file(const fs::path& target, const void* data, size_t size,
 
 // OpenVINO's error is logged and an empty model returned: the caller compiles
 // from memory, which reports the IR's own problems.
-ov::CompiledModel compile_file(ov::Core& core, const IrFiles& files, const LoadOptions& options) {
+ov::CompiledModel compile_file(ov::Core& core, const IrFiles& files, const CompileSettings& options) {
   try {
     return core.compile_model(files.xml.string(), options.device, compile_config(options));
   } catch (const std::exception& e) {
@@ -146,7 +146,7 @@ bool write_ir_files(const IrFiles& files, const BlobView& blob) {
 }
 
 Result<ov::CompiledModel> compile_through_ir_files(ov::Core& core, const BlobView& blob,
-                                                   const LoadOptions& options) {
+                                                   const CompileSettings& options) {
   const IrFiles files = ir_files_in(options.cache_dir, blob);
   std::error_code error;
   const bool found = fs::exists(files.xml, error) && fs::exists(files.bin, error);

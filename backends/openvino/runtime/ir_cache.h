@@ -58,6 +58,6 @@ bool write_ir_files(const IrFiles& files, const BlobView& blob);
 ///   - InvalidArgument when the IR had to be read and its checksum does not match.
 executorch::runtime::Result<ov::CompiledModel> compile_through_ir_files(ov::Core& core,
                                                                         const BlobView& blob,
-                                                                        const LoadOptions& options);
+                                                                        const CompileSettings& options);
 
 }  // namespace executorch_openvino

@@ -73,8 +73,8 @@ Result<std::string> option_text(const BackendOption& option) {
 
 }  // namespace
 
-Result<LoadOptions> options_from_compile_specs(ArrayRef<CompileSpec> specs) {
-  LoadOptions options;
+Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) {
+  CompileSettings options;
   for (const CompileSpec& spec : specs) {
     Result<std::string> value = spec_text(spec);
     if (!value.ok()) {
@@ -121,7 +121,7 @@ Result<LoadOptions> options_from_compile_specs(ArrayRef<CompileSpec> specs) {
   return options;
 }
 
-Error set_override(LoadOverrides& overrides, const BackendOption& option) {
+Error set_load_option(LoadOptions& overrides, const BackendOption& option) {
   Result<std::string> value = option_text(option);
   if (!value.ok()) {
     return value.error();
@@ -142,11 +142,11 @@ Error set_override(LoadOverrides& overrides, const BackendOption& option) {
   return Error::Ok;
 }
 
-Error apply_overrides(LoadOptions& options, const LoadOverrides& process_overrides,
+Error apply_load_options(CompileSettings& options, const LoadOptions& process_options,
                       Span<const BackendOption> load_options) {
-  LoadOverrides merged = process_overrides;
+  LoadOptions merged = process_options;
   for (const BackendOption& option : load_options) {
-    ET_CHECK_OK_OR_RETURN_ERROR(set_override(merged, option));
+    ET_CHECK_OK_OR_RETURN_ERROR(set_load_option(merged, option));
   }
   if (!merged.inference_precision.empty()) {
     options.inference_precision = merged.inference_precision;
@@ -157,7 +157,7 @@ Error apply_overrides(LoadOptions& options, const LoadOverrides& process_overrid
   return Error::Ok;
 }
 
-std::string effective_precision(const LoadOptions& options) {
+std::string effective_precision(const CompileSettings& options) {
   if (!options.inference_precision.empty()) {
     return options.inference_precision;
   }
@@ -166,7 +166,7 @@ std::string effective_precision(const LoadOptions& options) {
   return starts_with(options.device, "CPU") ? "f32" : "";
 }
 
-ov::AnyMap compile_config(const LoadOptions& options) {
+ov::AnyMap compile_config(const CompileSettings& options) {
   ov::AnyMap config;
   const std::string precision = effective_precision(options);
   const ov::element::Type precision_type = precision == "f32"    ? ov::element::f32

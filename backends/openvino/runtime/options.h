@@ -12,8 +12,8 @@
 namespace executorch_openvino {
 
 /// How a delegate is compiled when the runtime loads it. Filled from the compile
-/// specs stored in the program, then from load-time overrides.
-struct LoadOptions {
+/// specs stored in the program, then from the load options, which win.
+struct CompileSettings {
   std::string device = "CPU";
   // Empty: f32 on a CPU (OpenVINO itself would pick bf16 where the CPU has bf16
   // units), the device's own default elsewhere.
@@ -24,10 +24,11 @@ struct LoadOptions {
   int inference_num_threads = -1;  // -1: what the performance hint picks
 };
 
-/// Load-time settings that win over what the program says. Set per process with
-/// ExecuTorch's set_option (or executorch_openvino.set_runtime_options), per load
-/// with a LoadBackendOptionsMap.
-struct LoadOverrides {
+/// The load options (keys in backend.h): settings that win over what the program
+/// says. Set per process with ExecuTorch's set_option (etov_set_load_option from C,
+/// executorch_openvino.set_load_options from Python), per load with a
+/// LoadBackendOptionsMap. One name in every language: load option.
+struct LoadOptions {
   std::string inference_precision;
   std::string cache_dir;
 };
@@ -44,23 +45,23 @@ bool is_valid_performance_hint(std::string_view value);
 
 /// Reads the compile specs the program was lowered with. Unknown keys and bad
 /// values fail with InvalidArgument and a log line naming them.
-executorch::runtime::Result<LoadOptions> options_from_compile_specs(
+executorch::runtime::Result<CompileSettings> options_from_compile_specs(
     executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs);
 
-/// Applies process-wide overrides, then per-load ones, which win.
-executorch::runtime::Error apply_overrides(
-    LoadOptions& options,
-    const LoadOverrides& process_overrides,
+/// Applies the process-wide load options, then the per-load ones, which win.
+executorch::runtime::Error apply_load_options(
+    CompileSettings& options,
+    const LoadOptions& process_options,
     executorch::runtime::Span<const executorch::runtime::BackendOption> load_options);
 
 /// Reads a key of ExecuTorch's set_option into `overrides`.
-executorch::runtime::Error set_override(LoadOverrides& overrides,
+executorch::runtime::Error set_load_option(LoadOptions& overrides,
                                         const executorch::runtime::BackendOption& option);
 
 /// The precision the delegate asks OpenVINO for: the option, or f32 on a CPU.
-std::string effective_precision(const LoadOptions& options);
+std::string effective_precision(const CompileSettings& options);
 
 /// The configuration passed to ov::Core::compile_model.
-ov::AnyMap compile_config(const LoadOptions& options);
+ov::AnyMap compile_config(const CompileSettings& options);
 
 }  // namespace executorch_openvino

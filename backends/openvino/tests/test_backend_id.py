@@ -11,7 +11,7 @@ import pytest
 import executorch_openvino
 from executorch_openvino import BACKEND_ID
 from executorch_openvino.compile_specs import CACHE_DIR, INFERENCE_PRECISION
-from executorch_openvino.runtime import load_runtime_library
+from executorch_openvino.native_library import load_runtime_library
 
 PACKAGE_DIR = Path(executorch_openvino.__file__).parent
 HEADER = PACKAGE_DIR / "include" / "executorch_openvino" / "backend.h"

@@ -10,7 +10,7 @@ from executorch.exir.backend.compile_spec_schema import CompileSpec
 import executorch_openvino
 import executorch_openvino.compile_specs as spec_module
 import executorch_openvino.preprocess
-from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs, set_runtime_options
+from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs, set_load_options
 from harness import NO_BF16_REASON, cpu_runs_bf16, eager, lower, run
 from models import Mlp
 
@@ -38,9 +38,9 @@ def _addmm_inputs():
 
 
 @pytest.fixture
-def reset_runtime_options():
+def reset_load_options():
     yield
-    set_runtime_options(inference_precision="", cache_dir="")
+    set_load_options(inference_precision="", cache_dir="")
 
 
 def test_addmm_computes_in_float32_by_default_on_cpu(tmp_path):
@@ -100,7 +100,7 @@ def test_runtime_refuses_a_bad_precision_read_from_the_program(tmp_path, monkeyp
     assert "inference_precision 'f7' is not one of f32, f16, bf16" in capfd.readouterr().err
 
 
-def test_load_time_override_turns_an_f32_program_into_bf16_and_back(tmp_path, capfd, reset_runtime_options):
+def test_load_time_override_turns_an_f32_program_into_bf16_and_back(tmp_path, capfd, reset_load_options):
     if not cpu_runs_bf16():
         pytest.skip(NO_BF16_REASON)
     model = Addmm().eval()
@@ -108,13 +108,13 @@ def test_load_time_override_turns_an_f32_program_into_bf16_and_back(tmp_path, ca
     inputs = _addmm_inputs()[1]
     want = eager(model, inputs)[0]
 
-    set_runtime_options(inference_precision="bf16")
+    set_load_options(inference_precision="bf16")
     bf16_method = lowered.load_method()
     assert "at inference precision bf16" in capfd.readouterr().err
     bf16_error = _relative_error(run(bf16_method, inputs)[0], want)
     assert bf16_error < 2e-2
 
-    set_runtime_options(inference_precision="")  # back to what the program says
+    set_load_options(inference_precision="")  # back to what the program says
     f32_method = lowered.load_method()
     assert "at inference precision f32" in capfd.readouterr().err
     f32_error = _relative_error(run(f32_method, inputs)[0], want)
@@ -123,9 +123,9 @@ def test_load_time_override_turns_an_f32_program_into_bf16_and_back(tmp_path, ca
         assert bf16_error > 10 * f32_error, "bf16 override computed like f32"
 
 
-def test_load_time_override_refuses_a_bad_precision(reset_runtime_options):
+def test_load_time_override_refuses_a_bad_precision(reset_load_options):
     with pytest.raises(ValueError, match=r"'f7'.*accepted: f32, f16, bf16"):
-        set_runtime_options(inference_precision="f7")
+        set_load_options(inference_precision="f7")
     # The runtime checks too, for callers that reach it without the Python check.
     library = executorch_openvino.load_runtime_library()
     assert library.etov_set_load_option(b"inference_precision", b"f7") != 0

@@ -1,4 +1,4 @@
-"""Loads the C++ runtime into this process and sets its load-time options.
+"""Loads the C++ runtime library into this process and sets its load options.
 
 Loading the library registers the delegate with ExecuTorch's runtime, so
 ``executorch.runtime.Runtime`` runs programs lowered with ``OpenvinoPartitioner``.
@@ -22,7 +22,7 @@ LIBRARY_NAME = "libexecutorch_openvino_runtime.so"
 _ERROR_OK = 0
 
 
-class RuntimeOptionError(ValueError):
+class LoadOptionError(ValueError):
     """A load-time option was refused by the runtime."""
 
 
@@ -89,7 +89,7 @@ def _installed_openvino() -> str:
         return "none"
 
 
-def set_runtime_options(
+def set_load_options(
     *, inference_precision: Optional[str] = None, cache_dir: Optional[str] = None
 ) -> None:
     """Sets options for every OpenVINO delegate loaded from now on in this process.
@@ -106,7 +106,7 @@ def set_runtime_options(
         import executorch_openvino
         from executorch.runtime import Runtime
 
-        executorch_openvino.set_runtime_options(inference_precision="bf16")
+        executorch_openvino.set_load_options(inference_precision="bf16")
         method = Runtime.get().load_program("model.pte").load_method("forward")
     """
     if inference_precision:
@@ -118,4 +118,4 @@ def set_runtime_options(
             continue
         status = load_runtime_library().etov_set_load_option(key.encode(), value.encode())
         if status != _ERROR_OK:
-            raise RuntimeOptionError(f"the OpenVINO runtime refused {key}={value!r} (error {status})")
+            raise LoadOptionError(f"the OpenVINO runtime refused {key}={value!r} (error {status})")
