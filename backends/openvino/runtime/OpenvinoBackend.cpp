@@ -60,40 +60,49 @@ struct Delegate {
   std::optional<CacheSequence> cache;  // set when the model's KV cache grows
 };
 
-Result<ov::CompiledModel> compile_from_memory(ov::Core& core, const BlobView& blob,
-                                              const CompileSettings& options) {
-  ET_CHECK_OK_OR_RETURN_ERROR(verify_checksum(blob));
+ov::CompiledModel compile_from_memory(ov::Core& core, const VerifiedIr& ir, const CompileSettings& options) {
+  const BlobView& blob = ir.blob();
   // The weights tensor borrows the blob's memory, which the delegate keeps.
   const ov::Tensor weights(ov::element::u8, ov::Shape{blob.ir_weights_size},
                            const_cast<uint8_t*>(blob.ir_weights));
   return core.compile_model(std::string(blob.ir_xml), weights, options.device, compile_config(options));
 }
 
-// Compiles the blob's IR: through its files in the cache directory when there is
-// one and the program names its IR by a digest, from memory otherwise. Throws
-// what OpenVINO throws.
+// Compiles the blob's IR: through the model cache (ir_cache.h) when there is a
+// cache directory and the program names its IR by a digest, else, or when the
+// cache gave no model, from memory. Throws what OpenVINO throws.
 Result<ov::CompiledModel> compile_blob(const BlobView& blob, const CompileSettings& options) {
   ov::Core& core = shared_core();
-  if (options.cache_dir.empty() || !blob.has_ir_digest()) {
-    return compile_from_memory(core, blob, options);
+  CompileSettings settings = options;
+  std::optional<VerifiedIr> verified;
+  if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
+    Result<CacheLoad> load = load_through_model_cache(core, blob, settings);
+    if (!load.ok()) {
+      return load.error();
+    }
+    switch (load->outcome) {
+      case CacheLoad::Outcome::kCompiled:
+        return std::move(load->compiled);
+      case CacheLoad::Outcome::kNotCompiled:
+        break;
+      case CacheLoad::Outcome::kCacheUnusable:
+        // A cache is there to make loads faster: a folder it cannot use does not
+        // stop the program from loading (OpenVINO on its own throws, or not, by release).
+        ET_LOG(Error, "OpenVINO model cache: cache_dir %s cannot be used; loading without the cache",
+               settings.cache_dir.c_str());
+        settings.cache_dir.clear();
+        break;
+    }
+    verified = std::move(load->verified);
   }
-  Result<ov::CompiledModel> compiled = compile_through_ir_files(core, blob, options);
-  if (compiled.ok() && *compiled) {
-    return compiled;
+  if (!verified) {
+    Result<VerifiedIr> ir = VerifiedIr::verify(blob);
+    if (!ir.ok()) {
+      return ir.error();
+    }
+    verified = std::move(*ir);
   }
-  if (compiled.ok()) {
-    return compile_from_memory(core, blob, options);
-  }
-  if (compiled.error() != Error::AccessFailed) {
-    return compiled.error();
-  }
-  // A cache is there to make loads faster: a folder it cannot use does not stop
-  // the program from loading (OpenVINO on its own throws, or not, by release).
-  ET_LOG(Error, "OpenVINO model cache: cache_dir %s cannot be used; loading without the cache",
-         options.cache_dir.c_str());
-  CompileSettings without_cache = options;
-  without_cache.cache_dir.clear();
-  return compile_from_memory(core, blob, without_cache);
+  return compile_from_memory(core, *verified, settings);
 }
 
 Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,

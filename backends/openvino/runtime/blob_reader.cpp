@@ -52,12 +52,12 @@ bool BlobView::has_ir_digest() const {
 Result<BlobView> parse_blob(const void* data, size_t size) {
   Result<BlobView> view = parse_blob_header(data, size);
   if (view.ok()) {
-    ET_CHECK_OK_OR_RETURN_ERROR(verify_checksum(*view));
+    ET_CHECK_OK_OR_RETURN_ERROR(VerifiedIr::verify(*view).error());
   }
   return view;
 }
 
-Error verify_checksum(const BlobView& blob) {
+Result<VerifiedIr> VerifiedIr::verify(const BlobView& blob) {
   const auto* xml = reinterpret_cast<const uint8_t*>(blob.ir_xml.data());
   const uint32_t crc = crc32(blob.ir_weights, blob.ir_weights_size, crc32(xml, blob.ir_xml.size()));
   if (crc != blob.stored_checksum) {
@@ -65,7 +65,7 @@ Error verify_checksum(const BlobView& blob) {
            crc, blob.stored_checksum);
     return Error::InvalidArgument;
   }
-  return Error::Ok;
+  return VerifiedIr(blob);
 }
 
 Result<BlobView> parse_blob_header(const void* data, size_t size) {

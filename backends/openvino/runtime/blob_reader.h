@@ -32,11 +32,23 @@ struct BlobView {
 executorch::runtime::Result<BlobView> parse_blob(const void* data, size_t size);
 
 /// parse_blob without the checksum, which reads every byte of the IR: for a load
-/// that may not need the IR at all (a model cache hit). Call verify_checksum
+/// that may not need the IR at all (a model cache hit). Verify it (VerifiedIr)
 /// before the IR's bytes are used.
 executorch::runtime::Result<BlobView> parse_blob_header(const void* data, size_t size);
 
-/// InvalidArgument, with a log line, when the IR does not match the stored checksum.
-executorch::runtime::Error verify_checksum(const BlobView& blob);
+/// A blob whose IR matched its stored checksum. The runtime compiles or writes out
+/// an IR only through one of these, so an IR that was not verified can never
+/// become a model; a model cache hit reads no IR and needs none.
+class VerifiedIr {
+ public:
+  /// InvalidArgument, with a log line, when the IR does not match the checksum.
+  static executorch::runtime::Result<VerifiedIr> verify(const BlobView& blob);
+
+  const BlobView& blob() const { return blob_; }
+
+ private:
+  explicit VerifiedIr(const BlobView& blob) : blob_(blob) {}
+  BlobView blob_;
+};
 
 }  // namespace executorch_openvino

@@ -125,12 +125,21 @@ IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob) {
   return files;
 }
 
-bool ir_files_match(const IrFiles& files, const BlobView& blob) {
+namespace {
+
+bool ir_files_match(const IrFiles& files, const VerifiedIr& ir) {
+  const BlobView& blob = ir.blob();
   return file_holds(files.xml, blob.ir_xml.data(), blob.ir_xml.size()) &&
          file_holds(files.bin, blob.ir_weights, blob.ir_weights_size);
 }
 
-bool write_ir_files(const IrFiles& files, const BlobView& blob) {
+// Writes the IR to `files`, each through a temporary file and a rename, so that a
+// reader never sees half a file; false, after a log line, when the directory
+// cannot be written. A replaced XML gets a modification time at least a second
+// later than the old one: OpenVINO's cache entries record it in whole seconds, and
+// an entry compiled from the old files must stop matching.
+bool write_ir_files(const IrFiles& files, const VerifiedIr& ir) {
+  const BlobView& blob = ir.blob();
   std::error_code error;
   fs::create_directories(files.xml.parent_path(), error);
   if (error) {
@@ -145,34 +154,49 @@ bool write_ir_files(const IrFiles& files, const BlobView& blob) {
          write_file(files.xml, blob.ir_xml.data(), blob.ir_xml.size(), replacing ? &old_xml_time : nullptr);
 }
 
-Result<ov::CompiledModel> compile_through_ir_files(ov::Core& core, const BlobView& blob,
-                                                   const CompileSettings& options) {
+// Writes the verified IR to `files` and compiles them.
+CacheLoad write_and_compile(ov::Core& core, const IrFiles& files, VerifiedIr ir, const CompileSettings& options) {
+  CacheLoad load;
+  if (!write_ir_files(files, ir)) {
+    load.outcome = CacheLoad::Outcome::kCacheUnusable;
+  } else {
+    load.compiled = compile_file(core, files, options);
+    load.outcome = load.compiled ? CacheLoad::Outcome::kCompiled : CacheLoad::Outcome::kNotCompiled;
+  }
+  load.verified = std::move(ir);
+  return load;
+}
+
+}  // namespace
+
+Result<CacheLoad> load_through_model_cache(ov::Core& core, const BlobView& blob, const CompileSettings& options) {
   const IrFiles files = ir_files_in(options.cache_dir, blob);
   std::error_code error;
   const bool found = fs::exists(files.xml, error) && fs::exists(files.bin, error);
-  if (!found) {
-    // The IR is about to be copied out: it must be the IR that was exported.
-    ET_CHECK_OK_OR_RETURN_ERROR(verify_checksum(blob));
-    if (!write_ir_files(files, blob)) {
-      return Error::AccessFailed;
+  CacheLoad load;
+  if (found) {
+    load.compiled = compile_file(core, files, options);
+    if (load.compiled && imported_from_cache(load.compiled)) {
+      load.outcome = CacheLoad::Outcome::kCompiled;  // OpenVINO read no IR: nothing to verify
+      return load;
     }
-    return compile_file(core, files, options);
   }
-  ov::CompiledModel compiled = compile_file(core, files, options);
-  if (compiled && imported_from_cache(compiled)) {
-    return compiled;
+  // OpenVINO compiled the files, or they are about to be written: the IR must be
+  // the one that was exported, and the files must hold it.
+  Result<VerifiedIr> ir = VerifiedIr::verify(blob);
+  if (!ir.ok()) {
+    return ir.error();
   }
-  // OpenVINO read the files themselves: they must hold this program's IR.
-  ET_CHECK_OK_OR_RETURN_ERROR(verify_checksum(blob));
-  if (ir_files_match(files, blob)) {
-    return compiled;
+  if (found && ir_files_match(files, *ir)) {
+    load.outcome = load.compiled ? CacheLoad::Outcome::kCompiled : CacheLoad::Outcome::kNotCompiled;
+    load.verified = std::move(*ir);
+    return load;
   }
-  ET_LOG(Error, "OpenVINO model cache: %s does not hold this program's IR; writing it again",
-         files.xml.c_str());
-  if (!write_ir_files(files, blob)) {
-    return Error::AccessFailed;
+  if (found) {
+    ET_LOG(Error, "OpenVINO model cache: %s does not hold this program's IR; writing it again",
+           files.xml.c_str());
   }
-  return compile_file(core, files, options);
+  return write_and_compile(core, files, std::move(*ir), options);
 }
 
 }  // namespace executorch_openvino

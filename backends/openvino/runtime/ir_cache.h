@@ -11,12 +11,14 @@
  *
  * OpenVINO compiles from the files on a miss of its own cache (another precision,
  * a new OpenVINO release, a deleted cache entry). The files are then compared
- * with the blob, and written again if they differ, so damaged files never
- * become a model.
+ * with the verified IR, and written again if they differ, so damaged files never
+ * become a model. Whatever the outcome, the caller decides nothing about files:
+ * it takes the compiled model, or compiles the verified IR from memory.
  */
 #pragma once
 
 #include <filesystem>
+#include <optional>
 
 #include <executorch/runtime/core/result.h>
 #include <openvino/runtime/core.hpp>
@@ -39,25 +41,24 @@ struct IrFiles {
 /// Where the IR of `blob` (which has a digest) lives in `cache_dir`.
 IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob);
 
-/// Whether both files hold exactly the blob's IR.
-bool ir_files_match(const IrFiles& files, const BlobView& blob);
+/// What a load through the model cache came to.
+struct CacheLoad {
+  enum class Outcome {
+    kCompiled,       // `compiled` holds the model: a cache hit, or compiled from files that hold the verified IR
+    kNotCompiled,    // OpenVINO cannot compile the files: compile `verified` from memory, which reports the IR's problems
+    kCacheUnusable,  // the folder cannot be created or written: load without the cache
+  };
+  Outcome outcome = Outcome::kNotCompiled;
+  ov::CompiledModel compiled;         // kCompiled only
+  std::optional<VerifiedIr> verified;  // set when the IR was read and verified on the way
+};
 
-/// Writes the blob's IR to `files`, each through a temporary file and a rename,
-/// so that a reader never sees half a file. Returns false, after a log line, when
-/// the directory cannot be written. A replaced XML gets a modification time at
-/// least a second later than the old one: OpenVINO's cache entries record it in
-/// whole seconds, and an entry compiled from the old files must stop matching.
-bool write_ir_files(const IrFiles& files, const BlobView& blob);
-
-/// Compiles `blob` through its IR files in options.cache_dir (options.cache_dir
-/// set, blob.has_ir_digest()). After a log line, returns:
-///   - an empty CompiledModel when OpenVINO cannot compile the files: the caller
-///     compiles from memory, which reports the IR's own problems;
-///   - AccessFailed when the folder cannot be created or written: the caller
-///     loads without the cache;
-///   - InvalidArgument when the IR had to be read and its checksum does not match.
-executorch::runtime::Result<ov::CompiledModel> compile_through_ir_files(ov::Core& core,
-                                                                        const BlobView& blob,
-                                                                        const CompileSettings& options);
+/// The model cache's one entry point: compiles `blob` through its IR files in
+/// options.cache_dir (set, and blob.has_ir_digest()), writing or rewriting the
+/// files from the verified IR when they are missing or differ. Logs what went
+/// wrong before any outcome but kCompiled. InvalidArgument when the IR had to be
+/// read and its checksum does not match.
+executorch::runtime::Result<CacheLoad> load_through_model_cache(ov::Core& core, const BlobView& blob,
+                                                                const CompileSettings& options);
 
 }  // namespace executorch_openvino
