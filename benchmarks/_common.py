@@ -27,7 +27,6 @@ import openvino
 import torch
 from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
 from executorch.runtime import Method, Runtime
-
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
 
 logger = logging.getLogger("benchmarks")
@@ -37,8 +36,9 @@ def setup_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
 
 
-def lower(module: torch.nn.Module, example_inputs: Tuple[Any, ...], partitioners: Sequence[Any], *,
-          dynamic_shapes: Any = None) -> ExecutorchProgramManager:
+def lower(
+    module: torch.nn.Module, example_inputs: Tuple[Any, ...], partitioners: Sequence[Any], *, dynamic_shapes: Any = None
+) -> ExecutorchProgramManager:
     """Exports `module` and lowers it with `partitioners` (none: ExecuTorch's CPU kernels only).
 
     The program is serialized before returning (`manager.buffer` is then free to read),
@@ -56,12 +56,15 @@ def delegate_ids(manager: ExecutorchProgramManager) -> List[str]:
 
 def cpu_ops(manager: ExecutorchProgramManager) -> List[str]:
     """The ops left to ExecuTorch's CPU kernels, such as "aten::add.out"."""
-    return [op.name + (f".{op.overload}" if op.overload else "")
-            for op in manager.executorch_program.execution_plan[0].operators]
+    return [
+        op.name + (f".{op.overload}" if op.overload else "")
+        for op in manager.executorch_program.execution_plan[0].operators
+    ]
 
 
-def lower_to_pte(module: torch.nn.Module, example_inputs: Tuple[Any, ...], path: Path, *,
-                 dynamic_shapes: Any = None, **specs: str) -> Path:
+def lower_to_pte(
+    module: torch.nn.Module, example_inputs: Tuple[Any, ...], path: Path, *, dynamic_shapes: Any = None, **specs: str
+) -> Path:
     """Exports `module`, lowers it with OpenvinoPartitioner(openvino_compile_specs(**specs)), writes `path`."""
     partitioner = OpenvinoPartitioner(openvino_compile_specs(**specs))
     manager = lower(module, example_inputs, [partitioner], dynamic_shapes=dynamic_shapes)
@@ -100,8 +103,7 @@ class Timing:
         return statistics.quantiles(self.samples_ms, n=10, method="inclusive")[-1]
 
     def summary(self) -> Dict[str, float]:
-        return {"median_ms": self.median, "p10_ms": self.p10, "p90_ms": self.p90,
-                "calls": len(self.samples_ms)}
+        return {"median_ms": self.median, "p10_ms": self.p10, "p90_ms": self.p90, "calls": len(self.samples_ms)}
 
 
 def measure(call: Callable[[], Any], warmup: int, calls: int) -> Timing:
@@ -116,8 +118,15 @@ def measure(call: Callable[[], Any], warmup: int, calls: int) -> Timing:
     return Timing(samples)
 
 
-def measure_for(call: Callable[[], Any], budget_s: float, *, min_warmup: int = 10,
-                warmup_s: float = 0.2, min_calls: int = 50, max_calls: int = 20000) -> Tuple[Timing, int]:
+def measure_for(
+    call: Callable[[], Any],
+    budget_s: float,
+    *,
+    min_warmup: int = 10,
+    warmup_s: float = 0.2,
+    min_calls: int = 50,
+    max_calls: int = 20000,
+) -> Tuple[Timing, int]:
     """Warms `call` up for at least `min_warmup` calls and `warmup_s` seconds, then times
     as many calls as fit in about `budget_s` seconds, within [min_calls, max_calls].
 
@@ -173,10 +182,11 @@ def environment() -> Dict[str, Any]:
 
 def print_header(title: str, env: Dict[str, Any]) -> None:
     print(f"\n{title}")
-    print(f"CPU: {env['cpu']} ({env['cores']} cores), OpenVINO {env['openvino']}, torch {env['torch']}, "
-          f"ExecuTorch {env.get('executorch', '?')}, executorch-openvino {env.get('executorch_openvino', '?')}")
-    print(f"threads: torch.set_num_threads({env['torch_num_threads']}), "
-          f"OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}\n")
+    print(
+        f"CPU: {env['cpu']} ({env['cores']} cores), OpenVINO {env['openvino']}, torch {env['torch']}, "
+        f"ExecuTorch {env.get('executorch', '?')}, executorch-openvino {env.get('executorch_openvino', '?')}"
+    )
+    print(f"threads: torch.set_num_threads({env['torch_num_threads']}), OMP_WAIT_POLICY={env['OMP_WAIT_POLICY']}\n")
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

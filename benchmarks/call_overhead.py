@@ -44,8 +44,7 @@ def build_runner() -> Union[Path, str]:
 
 def measure(runner: Path, pte: Path, precision: str, rounds: int, round_ms: float) -> Dict[str, Any]:
     """The runner's figures for one program at one precision (see call_overhead.cpp)."""
-    command = [str(runner), str(pte), "--precision", precision, "--rounds", str(rounds),
-               "--round-ms", f"{round_ms:g}"]
+    command = [str(runner), str(pte), "--precision", precision, "--rounds", str(rounds), "--round-ms", f"{round_ms:g}"]
     timeout = 120 + 3 * rounds * round_ms / 1000
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
@@ -67,9 +66,11 @@ def main() -> int:
         return 1
     figures = measure(runner, args.program, args.precision, args.rounds, args.round_ms)
     ours, alone = figures["ours"]["median_us"], figures["openvino"]["median_us"]
-    print(f"{args.program} at {args.precision}: ExecuTorch + delegate {ours:.2f} us, OpenVINO alone {alone:.2f} us, "
-          f"ratio {ours / alone:.4f}, extra {ours - alone:+.2f} us per call; outputs differ by at most "
-          f"{figures['max_rel_diff']:.2g} (relative)")
+    print(
+        f"{args.program} at {args.precision}: ExecuTorch + delegate {ours:.2f} us, OpenVINO alone {alone:.2f} us, "
+        f"ratio {ours / alone:.4f}, extra {ours - alone:+.2f} us per call; outputs differ by at most "
+        f"{figures['max_rel_diff']:.2g} (relative)"
+    )
     return 0
 
 

@@ -104,19 +104,14 @@ WORK_DIR = RESULTS_DIR / "compare"
 logger = logging.getLogger("benchmarks.compare")
 
 MODELS: Dict[str, Tuple[str, Callable[[], torch.nn.Module], Callable[[], Tuple[torch.Tensor, ...]]]] = {
-    "mlp": ("MLP 4 x Linear(1024), batch 64", lambda: Mlp(width=1024, layers=4),
-            lambda: (torch.randn(64, 1024),)),
-    "cnn": ("SmallCnn, 1 x 3 x 224 x 224", lambda: SmallCnn(),
-            lambda: (torch.randn(1, 3, 224, 224),)),
-    "transformer": ("TransformerBlock dim 64, seq 128", lambda: TransformerBlock(),
-                    lambda: (torch.randn(1, 128, 64),)),
-    "tiny": ("Tiny: x + y, 1 x 16", lambda: Tiny(),
-             lambda: (torch.randn(1, 16), torch.randn(1, 16))),
+    "mlp": ("MLP 4 x Linear(1024), batch 64", lambda: Mlp(width=1024, layers=4), lambda: (torch.randn(64, 1024),)),
+    "cnn": ("SmallCnn, 1 x 3 x 224 x 224", lambda: SmallCnn(), lambda: (torch.randn(1, 3, 224, 224),)),
+    "transformer": ("TransformerBlock dim 64, seq 128", lambda: TransformerBlock(), lambda: (torch.randn(1, 128, 64),)),
+    "tiny": ("Tiny: x + y, 1 x 16", lambda: Tiny(), lambda: (torch.randn(1, 16), torch.randn(1, 16))),
 }
 # Each of ours right before the OpenVINO run it is compared with, so that in every round
 # (the order rotates) the two run within a fraction of a second of each other.
-ENGINES = ("eager", "xnnpack", "ours-f32", "openvino-f32", "ours-f32-exec", "ours-bf16", "openvino-bf16",
-           "et-portable")
+ENGINES = ("eager", "xnnpack", "ours-f32", "openvino-f32", "ours-f32-exec", "ours-bf16", "openvino-bf16", "et-portable")
 ONLY_FOR = {"et-portable": ("tiny",)}  # portable kernels are a floor for the tiny model, slow elsewhere
 PTE_ENGINES = ("xnnpack", "et-portable", "ours-f32", "ours-bf16", "ours-f32-exec")
 # Many short rounds: this shared machine has slow phases of a few seconds, which short
@@ -192,8 +187,14 @@ def expected_backend(engine: str) -> Optional[str]:
     return None
 
 
-def prepare_pte(model_name: str, engine: str, module: torch.nn.Module, inputs: Tuple[torch.Tensor, ...],
-                info: Dict[str, Any], cache_dir: str) -> Prepared:
+def prepare_pte(
+    model_name: str,
+    engine: str,
+    module: torch.nn.Module,
+    inputs: Tuple[torch.Tensor, ...],
+    info: Dict[str, Any],
+    cache_dir: str,
+) -> Prepared:
     """Lowers (timed), writes and loads a .pte."""
     from executorch.extension.pybindings import portable_lib
     from executorch.runtime import Runtime
@@ -212,8 +213,12 @@ def prepare_pte(model_name: str, engine: str, module: torch.nn.Module, inputs: T
     path = WORK_DIR / f"{model_name}_{engine}.pte"
     path.write_bytes(manager.buffer)
     del manager
-    info.update(pte_bytes=path.stat().st_size, delegates=delegates, cpu_ops=cpu_ops,
-                executorch_threadpool_threads=portable_lib._threadpool_get_thread_count())
+    info.update(
+        pte_bytes=path.stat().st_size,
+        delegates=delegates,
+        cpu_ops=cpu_ops,
+        executorch_threadpool_threads=portable_lib._threadpool_get_thread_count(),
+    )
     logger.info("%s %s: lowered in %.2f s, %d bytes", model_name, engine, info["lowering_s"], info["pte_bytes"])
 
     runtime = Runtime.get()
@@ -249,12 +254,19 @@ def prepare_pte(model_name: str, engine: str, module: torch.nn.Module, inputs: T
 
         loads["cached_load"] = cached_load
 
-    return Prepared(call=lambda: method.execute(args), output=lambda: method.execute(args)[0],
-                    loads=loads, keep=(program, method))
+    return Prepared(
+        call=lambda: method.execute(args), output=lambda: method.execute(args)[0], loads=loads, keep=(program, method)
+    )
 
 
-def prepare_openvino(model_name: str, engine: str, module: torch.nn.Module, inputs: Tuple[torch.Tensor, ...],
-                     info: Dict[str, Any], cache_dir: str) -> Prepared:
+def prepare_openvino(
+    model_name: str,
+    engine: str,
+    module: torch.nn.Module,
+    inputs: Tuple[torch.Tensor, ...],
+    info: Dict[str, Any],
+    cache_dir: str,
+) -> Prepared:
     """Converts with our conversion (timed), compiles with OpenVINO alone and binds everything once."""
     import openvino as ov
     from executorch.exir import to_edge
@@ -290,9 +302,12 @@ def prepare_openvino(model_name: str, engine: str, module: torch.nn.Module, inpu
 
     ir_cache_dir = tempfile.mkdtemp(prefix="compare_ir_cache_")
     atexit.register(shutil.rmtree, ir_cache_dir, ignore_errors=True)
-    loads = {"load": timed_load(load), "ir_file_load": timed_load(ir_file_load),
-             "cached_load": timed_load(lambda: load({**config, "CACHE_DIR": cache_dir})),
-             "ir_file_cached_load": timed_load(lambda: ir_file_load({**config, "CACHE_DIR": ir_cache_dir}))}
+    loads = {
+        "load": timed_load(load),
+        "ir_file_load": timed_load(ir_file_load),
+        "cached_load": timed_load(lambda: load({**config, "CACHE_DIR": cache_dir})),
+        "ir_file_cached_load": timed_load(lambda: ir_file_load({**config, "CACHE_DIR": ir_cache_dir})),
+    }
 
     compiled, request = load()
     info["openvino_properties"] = {}
@@ -310,8 +325,12 @@ def prepare_openvino(model_name: str, engine: str, module: torch.nn.Module, inpu
         request.infer(share_outputs=True)
         return torch.from_numpy(outputs[0].data.copy())
 
-    return Prepared(call=lambda: request.infer(share_outputs=True), output=output, loads=loads,
-                    keep=(compiled, request, arrays, outputs))
+    return Prepared(
+        call=lambda: request.infer(share_outputs=True),
+        output=output,
+        loads=loads,
+        keep=(compiled, request, arrays, outputs),
+    )
 
 
 def prepare(model_name: str, engine: str, info: Dict[str, Any], cache_dir: str) -> Prepared:
@@ -344,7 +363,7 @@ def child(model_name: str, engine: str, budget_s: float, loads_per_round: int) -
     info: Dict[str, Any] = {"model": model_name, "engine": engine, "environment": _common.environment()}
     cache_dir = tempfile.mkdtemp(prefix=f"compare_cache_{engine}_")
     # Eager runs under inference_mode from here on, so that the call itself does not enter it.
-    with (torch.inference_mode() if engine == "eager" else contextlib.nullcontext()):
+    with torch.inference_mode() if engine == "eager" else contextlib.nullcontext():
         try:
             prepared = prepare(model_name, engine, info, cache_dir)
             info["max_rel_err"] = _common.max_rel_err(prepared.output().clone(), expected)
@@ -356,13 +375,17 @@ def child(model_name: str, engine: str, budget_s: float, loads_per_round: int) -
                     loads = {kind: [load() for _ in range(loads_per_round)] for kind, load in prepared.loads.items()}
                     first = rounds == 0
                     timing, warmup = _common.measure_for(
-                        prepared.call, budget_s,
+                        prepared.call,
+                        budget_s,
                         min_warmup=WARMUP_CALLS if first else ROUND_WARMUP_CALLS,
                         warmup_s=WARMUP_S if first else ROUND_WARMUP_S,
-                        min_calls=MIN_CALLS_PER_ROUND, max_calls=MAX_CALLS_PER_ROUND)
+                        min_calls=MIN_CALLS_PER_ROUND,
+                        max_calls=MAX_CALLS_PER_ROUND,
+                    )
                     rounds += 1
-                    print(json.dumps({"loads_ms": loads, "samples_ms": timing.samples_ms, "warmup": warmup}),
-                          flush=True)
+                    print(
+                        json.dumps({"loads_ms": loads, "samples_ms": timing.samples_ms, "warmup": warmup}), flush=True
+                    )
                 elif command == "done" or not command:  # "" when the parent is gone
                     # The output after all the timed calls must still be right.
                     error = _common.max_rel_err(prepared.output().clone(), expected)
@@ -388,15 +411,25 @@ class Child:
     def __init__(self, model_name: str, engine: str, args: argparse.Namespace):
         self.model_name, self.engine = model_name, engine
         self.log_path = WORK_DIR / f"{model_name}_{engine}.log"
-        command = [sys.executable, os.path.abspath(__file__), "--child", model_name, engine,
-                   "--budget", str(args.budget / args.rounds), "--loads-per-round", str(args.loads_per_round)]
+        command = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--child",
+            model_name,
+            engine,
+            "--budget",
+            str(args.budget / args.rounds),
+            "--loads-per-round",
+            str(args.loads_per_round),
+        ]
         env = dict(os.environ)
         if engine == "eager":
             env.pop("OMP_WAIT_POLICY", None)  # torch's defaults for eager
         self.log = open(self.log_path, "w")
         self.started = time.perf_counter()
-        self.process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=self.log, text=True)
+        self.process = subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True
+        )
         self.result: Dict[str, Any] = {"model": model_name, "engine": engine}
         self.samples: List[float] = []
         self.round_medians: List[float] = []
@@ -461,8 +494,13 @@ def run_model(model_name: str, engines: List[str], args: argparse.Namespace) -> 
             child_.warmup += reply["warmup"]
             for kind, elapsed in reply["loads_ms"].items():
                 child_.loads.setdefault(kind, []).extend(elapsed)
-        logger.info("%s round %d/%d: %s", model_name, round_index + 1, args.rounds,
-                    ", ".join(f"{c.engine} {c.round_medians[-1]:.4g}" for c in children if c.ok))
+        logger.info(
+            "%s round %d/%d: %s",
+            model_name,
+            round_index + 1,
+            args.rounds,
+            ", ".join(f"{c.engine} {c.round_medians[-1]:.4g}" for c in children if c.ok),
+        )
 
     for child_ in children:
         if child_.ok:
@@ -476,8 +514,11 @@ def run_model(model_name: str, engines: List[str], args: argparse.Namespace) -> 
             try:
                 child_.process.wait(timeout=CHILD_TIMEOUT_S)
                 timing = _common.Timing(child_.samples)
-                child_.result["latency"] = {**timing.summary(), "warmup_calls": child_.warmup,
-                                            "round_medians_ms": child_.round_medians}
+                child_.result["latency"] = {
+                    **timing.summary(),
+                    "warmup_calls": child_.warmup,
+                    "round_medians_ms": child_.round_medians,
+                }
                 for kind, samples in child_.loads.items():
                     child_.result[kind] = {"median_ms": statistics.median(samples), "samples_ms": samples}
                 child_.result["process_s"] = time.perf_counter() - child_.started
@@ -516,11 +557,13 @@ def run_cpp_overhead(model_names: List[str], args: argparse.Namespace) -> Dict[s
 
 
 def print_cpp_overhead(cpp: Dict[str, Any], derived: Dict[str, Dict[str, Any]]) -> None:
-    print("\nPer call from C++, no Python on either side (benchmarks/cpp/call_overhead.cpp): ExecuTorch's "
-          "Method::execute of our .pte against\nInferRequest::infer of the same IR compiled by OpenVINO alone, "
-          "in one process, alternating rounds; medians in us. ratio: of the medians of all calls; round: median "
-          "of\nthe per-round ratios; extra: us per call. diff: largest difference between the two engines' "
-          "outputs, relative.")
+    print(
+        "\nPer call from C++, no Python on either side (benchmarks/cpp/call_overhead.cpp): ExecuTorch's "
+        "Method::execute of our .pte against\nInferRequest::infer of the same IR compiled by OpenVINO alone, "
+        "in one process, alternating rounds; medians in us. ratio: of the medians of all calls; round: median "
+        "of\nthe per-round ratios; extra: us per call. diff: largest difference between the two engines' "
+        "outputs, relative."
+    )
     if "skipped" in cpp:
         print(f"not measured: {cpp['skipped']}")
         return
@@ -533,18 +576,43 @@ def print_cpp_overhead(cpp: Dict[str, Any], derived: Dict[str, Dict[str, Any]]) 
                 row += ["failed" if figures else "-"] + ["-"] * 5
                 continue
             ours, alone = figures["ours"]["median_us"], figures["openvino"]["median_us"]
-            rounds = [o / a for o, a in zip(figures["ours"]["round_medians_us"],
-                                            figures["openvino"]["round_medians_us"])]
-            derived.setdefault(model_name, {}).update({
-                f"cpp_ours_over_openvino_{precision}": ours / alone,
-                f"cpp_median_round_ratio_ours_over_openvino_{precision}": statistics.median(rounds),
-                f"cpp_ours_minus_openvino_us_{precision}": ours - alone,
-            })
-            row += [ours, alone, ours / alone, statistics.median(rounds), f"{ours - alone:+.2f}",
-                    f"{figures['max_rel_diff']:.1g}"]
+            rounds = [
+                o / a for o, a in zip(figures["ours"]["round_medians_us"], figures["openvino"]["round_medians_us"])
+            ]
+            derived.setdefault(model_name, {}).update(
+                {
+                    f"cpp_ours_over_openvino_{precision}": ours / alone,
+                    f"cpp_median_round_ratio_ours_over_openvino_{precision}": statistics.median(rounds),
+                    f"cpp_ours_minus_openvino_us_{precision}": ours - alone,
+                }
+            )
+            row += [
+                ours,
+                alone,
+                ours / alone,
+                statistics.median(rounds),
+                f"{ours - alone:+.2f}",
+                f"{figures['max_rel_diff']:.1g}",
+            ]
         rows.append(row)
-    _common.print_table(["model", "ours f32", "OV f32", "ratio", "round", "extra", "diff",
-                         "ours bf16", "OV bf16", "ratio", "round", "extra", "diff"], rows)
+    _common.print_table(
+        [
+            "model",
+            "ours f32",
+            "OV f32",
+            "ratio",
+            "round",
+            "extra",
+            "diff",
+            "ours bf16",
+            "OV bf16",
+            "ratio",
+            "round",
+            "extra",
+            "diff",
+        ],
+        rows,
+    )
 
 
 def cpu_flags() -> str:
@@ -604,12 +672,20 @@ def median_or_none(values: List[float]) -> Optional[float]:
     return statistics.median(values) if values else None
 
 
-def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], cpp: Dict[str, Any], args: argparse.Namespace,
-           loads: Tuple[str, str], wall_s: float) -> Dict[str, Any]:
+def report(
+    all_results: Dict[str, Dict[str, Dict[str, Any]]],
+    cpp: Dict[str, Any],
+    args: argparse.Namespace,
+    loads: Tuple[str, str],
+    wall_s: float,
+) -> Dict[str, Any]:
     """Prints the tables; returns the environment, thread settings and ratios for the JSON."""
     env: Dict[str, Any] = {}
-    threads: Dict[str, Any] = {"eager_torch_threads": None, "executorch_threadpool_threads": None,
-                               "openvino_properties": {}}
+    threads: Dict[str, Any] = {
+        "eager_torch_threads": None,
+        "executorch_threadpool_threads": None,
+        "openvino_properties": {},
+    }
     for per_model in all_results.values():
         for engine, result in per_model.items():
             if "environment" in result and (not env or engine != "eager"):
@@ -623,22 +699,31 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], cpp: Dict[str, Any
                 threads["openvino_properties"] = result["openvino_properties"]
 
     ov_props = threads["openvino_properties"]
-    print(f"\nPer-call latency: eager PyTorch, XNNPACK, our delegate and OpenVINO alone "
-          f"({'quick run: ' if args.quick else ''}{args.budget:g} s of timed calls per configuration in "
-          f"{args.rounds} interleaved rounds, each configuration in its own process)")
-    print(f"CPU: {env.get('cpu', _common.cpu_model())} ({env.get('cores', os.cpu_count())} cores; "
-          f"flags {cpu_flags()}); OpenVINO {env.get('openvino')}, torch {env.get('torch')}, "
-          f"ExecuTorch {env.get('executorch')}, executorch-openvino {env.get('executorch_openvino')}")
-    print("threads: ExecuTorch and OpenVINO processes: OMP_WAIT_POLICY=PASSIVE, torch.set_num_threads(1) "
-          "(torch only converts inputs/outputs); "
-          f"XNNPACK: ExecuTorch threadpool of {threads['executorch_threadpool_threads']}; "
-          f"OpenVINO (ours gets the configuration OpenVINO alone is compiled with): "
-          f"PERFORMANCE_HINT={ov_props.get('PERFORMANCE_HINT', '?')}, "
-          f"NUM_STREAMS={ov_props.get('NUM_STREAMS', '?')}, "
-          f"INFERENCE_NUM_THREADS={ov_props.get('INFERENCE_NUM_THREADS', '?')}; "
-          + ("eager: not run" if threads["eager_torch_threads"] is None else
-             f"eager: torch's default threads ({threads['eager_torch_threads']}), "
-             f"OMP_WAIT_POLICY {threads.get('eager_OMP_WAIT_POLICY', '?')}"))
+    print(
+        f"\nPer-call latency: eager PyTorch, XNNPACK, our delegate and OpenVINO alone "
+        f"({'quick run: ' if args.quick else ''}{args.budget:g} s of timed calls per configuration in "
+        f"{args.rounds} interleaved rounds, each configuration in its own process)"
+    )
+    print(
+        f"CPU: {env.get('cpu', _common.cpu_model())} ({env.get('cores', os.cpu_count())} cores; "
+        f"flags {cpu_flags()}); OpenVINO {env.get('openvino')}, torch {env.get('torch')}, "
+        f"ExecuTorch {env.get('executorch')}, executorch-openvino {env.get('executorch_openvino')}"
+    )
+    print(
+        "threads: ExecuTorch and OpenVINO processes: OMP_WAIT_POLICY=PASSIVE, torch.set_num_threads(1) "
+        "(torch only converts inputs/outputs); "
+        f"XNNPACK: ExecuTorch threadpool of {threads['executorch_threadpool_threads']}; "
+        f"OpenVINO (ours gets the configuration OpenVINO alone is compiled with): "
+        f"PERFORMANCE_HINT={ov_props.get('PERFORMANCE_HINT', '?')}, "
+        f"NUM_STREAMS={ov_props.get('NUM_STREAMS', '?')}, "
+        f"INFERENCE_NUM_THREADS={ov_props.get('INFERENCE_NUM_THREADS', '?')}; "
+        + (
+            "eager: not run"
+            if threads["eager_torch_threads"] is None
+            else f"eager: torch's default threads ({threads['eager_torch_threads']}), "
+            f"OMP_WAIT_POLICY {threads.get('eager_OMP_WAIT_POLICY', '?')}"
+        )
+    )
     print(f"load average (1, 5, 15 min): {loads[0]} at start, {loads[1]} at end; run took {wall_s / 60:.1f} min\n")
 
     rows = []
@@ -649,11 +734,21 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], cpp: Dict[str, Any
                 continue
             latency = result["latency"]
             medians = latency["round_medians_ms"]
-            rows.append([model_name, engine, latency["median_ms"], latency["p10_ms"], latency["p90_ms"],
-                         f"{min(medians):.4g}-{max(medians):.4g}", latency["calls"],
-                         f"{max(result['max_rel_err'], result.get('max_rel_err_after_timing', 0.0)):.1e}"])
-    _common.print_table(["model", "engine", "median ms", "p10 ms", "p90 ms", "round medians ms", "calls",
-                         "max rel err"], rows)
+            rows.append(
+                [
+                    model_name,
+                    engine,
+                    latency["median_ms"],
+                    latency["p10_ms"],
+                    latency["p90_ms"],
+                    f"{min(medians):.4g}-{max(medians):.4g}",
+                    latency["calls"],
+                    f"{max(result['max_rel_err'], result.get('max_rel_err_after_timing', 0.0)):.1e}",
+                ]
+            )
+    _common.print_table(
+        ["model", "engine", "median ms", "p10 ms", "p90 ms", "round medians ms", "calls", "max rel err"], rows
+    )
 
     derived: Dict[str, Dict[str, Any]] = {}
     ratio_rows: List[List[Any]] = []
@@ -690,14 +785,24 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], cpp: Dict[str, Any
         def shown(key: str) -> Any:
             return "-" if d[key] is None else d[key]
 
-        ratio_rows.append([model_name,
-                           *(shown(f"{kind}_ours_over_openvino_{precision}") if kind != "pooled" else
-                             d[f"ours_over_openvino_{precision}"]
-                             for precision in ("f32", "bf16") for kind in ("pooled", "median_round_ratio",
-                                                                           "best_round_ratio")),
-                           d["ours_f32_over_xnnpack"], d["ours_f32_over_eager"],
-                           shown_us(d["ours_minus_openvino_f32_us"]), shown_us(d["ours_minus_openvino_bf16_us"]),
-                           d["ours_exec_over_openvino_f32"], shown_us(d["ours_exec_minus_openvino_f32_us"])])
+        ratio_rows.append(
+            [
+                model_name,
+                *(
+                    shown(f"{kind}_ours_over_openvino_{precision}")
+                    if kind != "pooled"
+                    else d[f"ours_over_openvino_{precision}"]
+                    for precision in ("f32", "bf16")
+                    for kind in ("pooled", "median_round_ratio", "best_round_ratio")
+                ),
+                d["ours_f32_over_xnnpack"],
+                d["ours_f32_over_eager"],
+                shown_us(d["ours_minus_openvino_f32_us"]),
+                shown_us(d["ours_minus_openvino_bf16_us"]),
+                d["ours_exec_over_openvino_f32"],
+                shown_us(d["ours_exec_minus_openvino_f32_us"]),
+            ]
+        )
 
         def value(engine: str, *keys: str) -> Any:
             found = figure(per_model, engine, *keys)
@@ -712,44 +817,74 @@ def report(all_results: Dict[str, Dict[str, Dict[str, Any]]], cpp: Dict[str, Any
             return statistic(samples) if samples else None
 
         for cached in (False, True):
-            ours_kind, alone_kinds = (("cached_load", ("cached_load", "ir_file_cached_load")) if cached
-                                      else ("load", ("load", "ir_file_load")))
+            ours_kind, alone_kinds = (
+                ("cached_load", ("cached_load", "ir_file_cached_load"))
+                if cached
+                else ("load", ("load", "ir_file_load"))
+            )
             row: List[Any] = [model_name, value("ours-f32", ours_kind, "median_ms")]
             row += [value("openvino-f32", kind, "median_ms") for kind in alone_kinds]
             for alone_kind, name in zip(alone_kinds, ("openvino", "openvino_ir_file")):
                 for statistic, label in ((statistics.median, ""), (min, "best_")):
                     key = f"{label}{ours_kind}_ours_over_{name}_f32"
-                    d[key] = ratio(load_ms("ours-f32", ours_kind, statistic),
-                                   load_ms("openvino-f32", alone_kind, statistic))
+                    d[key] = ratio(
+                        load_ms("ours-f32", ours_kind, statistic), load_ms("openvino-f32", alone_kind, statistic)
+                    )
                     row.append(d[key])
             (cached_load_rows if cached else load_rows).append(row)
-        size_rows.append([model_name, value("xnnpack", "lowering_s"), value("ours-f32", "lowering_s"),
-                          value("xnnpack", "load", "median_ms"), kib("xnnpack"), kib("ours-f32")])
+        size_rows.append(
+            [
+                model_name,
+                value("xnnpack", "lowering_s"),
+                value("ours-f32", "lowering_s"),
+                value("xnnpack", "load", "median_ms"),
+                kib("xnnpack"),
+                kib("ours-f32"),
+            ]
+        )
 
-    print("\nRatios (below 1: ours faster). ours/OV: our .pte against OpenVINO alone at the same precision "
-          "(target <= 1.05), three ways: of the medians of all calls;\nround: median over rounds of the ratio "
-          "of the two medians in the same round; best: of the two engines' fastest round medians (noise only "
-          "slows rounds down).\nours/XNNPACK and ours/eager: ours at f32, of the medians of all calls. "
-          "ours-OV us: extra microseconds per call over OpenVINO alone, medians of all calls "
-          "(target <= 20 on tiny).\nexec: the same for ours-f32-exec (inputs set once, execute() alone: "
-          "without executorch.runtime's input copy and output wrapping).")
-    _common.print_table(["model", "ours/OV f32", "round", "best", "ours/OV bf16", "round", "best",
-                         "ours/XNNPACK", "ours/eager", "ours-OV us f32", "ours-OV us bf16", "exec/OV f32",
-                         "exec-OV us"], ratio_rows)
+    print(
+        "\nRatios (below 1: ours faster). ours/OV: our .pte against OpenVINO alone at the same precision "
+        "(target <= 1.05), three ways: of the medians of all calls;\nround: median over rounds of the ratio "
+        "of the two medians in the same round; best: of the two engines' fastest round medians (noise only "
+        "slows rounds down).\nours/XNNPACK and ours/eager: ours at f32, of the medians of all calls. "
+        "ours-OV us: extra microseconds per call over OpenVINO alone, medians of all calls "
+        "(target <= 20 on tiny).\nexec: the same for ours-f32-exec (inputs set once, execute() alone: "
+        "without executorch.runtime's input copy and output wrapping)."
+    )
+    _common.print_table(
+        [
+            "model",
+            "ours/OV f32",
+            "round",
+            "best",
+            "ours/OV bf16",
+            "round",
+            "best",
+            "ours/XNNPACK",
+            "ours/eager",
+            "ours-OV us f32",
+            "ours-OV us bf16",
+            "exec/OV f32",
+            "exec-OV us",
+        ],
+        ratio_rows,
+    )
 
-    print(f"\nLoad at f32, ms (median of {args.rounds} rounds x {args.loads_per_round} loads): ours: "
-          "load_program + load_method of the .pte; OV model: compile_model + create_infer_request of the\n"
-          "converted openvino.Model in memory; OV files: the same from the model's IR files on disk "
-          "(compile_model(path), which reads and parses them, as our runtime reads the .pte).\n"
-          "Ratios ours/OV (target <= 1.10): of the medians, and best: of the fastest loads (noise only slows "
-          "a load down).")
+    print(
+        f"\nLoad at f32, ms (median of {args.rounds} rounds x {args.loads_per_round} loads): ours: "
+        "load_program + load_method of the .pte; OV model: compile_model + create_infer_request of the\n"
+        "converted openvino.Model in memory; OV files: the same from the model's IR files on disk "
+        "(compile_model(path), which reads and parses them, as our runtime reads the .pte).\n"
+        "Ratios ours/OV (target <= 1.10): of the medians, and best: of the fastest loads (noise only slows "
+        "a load down)."
+    )
     load_headers = ["model", "ours", "OV model", "OV files", "ours/OV model", "best", "ours/OV files", "best"]
     _common.print_table(load_headers, load_rows)
     print("\nThe same from the model cache a first load wrote (our cache_dir load option, OpenVINO's CACHE_DIR).")
     _common.print_table(load_headers, cached_load_rows)
     print("\nLowering (s): export + lower + to_executorch, f32. XNNPACK load: ms, median. Size of the .pte, KiB.")
-    _common.print_table(["model", "lower XNNPACK", "lower ours", "load XNNPACK", "XNNPACK KiB", "ours KiB"],
-                        size_rows)
+    _common.print_table(["model", "lower XNNPACK", "lower ours", "load XNNPACK", "XNNPACK KiB", "ours KiB"], size_rows)
     print_cpp_overhead(cpp, derived)
     return {"environment": env, "threads": threads, "derived": derived}
 
@@ -767,22 +902,35 @@ def parent(args: argparse.Namespace) -> int:
     load_at_end = load_average()
     summary = report(all_results, cpp, args, (load_at_start, load_at_end), wall_s)
     failed = [f"{m} {e}" for m, per_model in all_results.items() for e, r in per_model.items() if "error" in r]
-    failed += [f"{m} C++ {p}" for m, per_model in cpp.items() if m != "skipped"
-               for p, r in per_model.items() if "error" in r]
-    RESULTS.write_text(json.dumps({
-        **summary,
-        "command": " ".join(["python", os.path.relpath(__file__), *sys.argv[1:]]),
-        "method": {"budget_s": args.budget, "rounds": args.rounds, "loads_per_round": args.loads_per_round,
-                   "warmup_calls": WARMUP_CALLS,
-                   "warmup_s": WARMUP_S, "round_warmup_calls": ROUND_WARMUP_CALLS,
-                   "round_warmup_s": ROUND_WARMUP_S, "quick": args.quick},
-        "models": {name: MODELS[name][0] for name in args.models},
-        "load_average": {"start": load_at_start, "end": load_at_end},
-        "wall_s": wall_s,
-        "results": all_results,
-        "cpp_call_overhead": cpp,
-        "failed": failed,
-    }, indent=2) + "\n")
+    failed += [
+        f"{m} C++ {p}" for m, per_model in cpp.items() if m != "skipped" for p, r in per_model.items() if "error" in r
+    ]
+    RESULTS.write_text(
+        json.dumps(
+            {
+                **summary,
+                "command": " ".join(["python", os.path.relpath(__file__), *sys.argv[1:]]),
+                "method": {
+                    "budget_s": args.budget,
+                    "rounds": args.rounds,
+                    "loads_per_round": args.loads_per_round,
+                    "warmup_calls": WARMUP_CALLS,
+                    "warmup_s": WARMUP_S,
+                    "round_warmup_calls": ROUND_WARMUP_CALLS,
+                    "round_warmup_s": ROUND_WARMUP_S,
+                    "quick": args.quick,
+                },
+                "models": {name: MODELS[name][0] for name in args.models},
+                "load_average": {"start": load_at_start, "end": load_at_end},
+                "wall_s": wall_s,
+                "results": all_results,
+                "cpp_call_overhead": cpp,
+                "failed": failed,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     logger.info("wrote %s; the run took %.1f min", RESULTS, wall_s / 60)
     if failed:
         print(f"\nfailed: {', '.join(failed)} (logs in {WORK_DIR})")
@@ -791,17 +939,26 @@ def parent(args: argparse.Namespace) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help=f"{QUICK_BUDGET_S:g} s of timed calls in {QUICK_ROUNDS} rounds per configuration")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"{QUICK_BUDGET_S:g} s of timed calls in {QUICK_ROUNDS} rounds per configuration",
+    )
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
-    parser.add_argument("--budget", type=float,
-                        help=f"seconds of timed calls per configuration, over all rounds (default {BUDGET_S:g})")
+    parser.add_argument(
+        "--budget", type=float, help=f"seconds of timed calls per configuration, over all rounds (default {BUDGET_S:g})"
+    )
     parser.add_argument("--rounds", type=int, help=f"interleaved rounds (default {ROUNDS})")
-    parser.add_argument("--loads-per-round", type=int,
-                        help=f"timed loads of each kind per round (default {LOADS_PER_ROUND})")
-    parser.add_argument("--no-cpp", dest="cpp", action="store_false",
-                        help="skip the C++ per-call measurement (benchmarks/call_overhead.py)")
+    parser.add_argument(
+        "--loads-per-round", type=int, help=f"timed loads of each kind per round (default {LOADS_PER_ROUND})"
+    )
+    parser.add_argument(
+        "--no-cpp",
+        dest="cpp",
+        action="store_false",
+        help="skip the C++ per-call measurement (benchmarks/call_overhead.py)",
+    )
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "ENGINE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.budget is None:

@@ -71,13 +71,18 @@ def main() -> int:
             logger.info("after %d calls: RSS %.1f MiB", call, readings[-1][1])
 
     growth = readings[-1][1] - readings[0][1]
-    _common.print_header(f"x * 2 + 1, x of shape (n, 64), n in {SIZES}: {CALLS} calls on one method, "
-                         f"{verified} checked against eager", _common.environment())
-    _common.print_table(["after calls", "RSS MiB", "vs warm MiB"],
-                        [[call, rss, rss - readings[0][1]] for call, rss in readings])
+    _common.print_header(
+        f"x * 2 + 1, x of shape (n, 64), n in {SIZES}: {CALLS} calls on one method, {verified} checked against eager",
+        _common.environment(),
+    )
+    _common.print_table(
+        ["after calls", "RSS MiB", "vs warm MiB"], [[call, rss, rss - readings[0][1]] for call, rss in readings]
+    )
     failed = growth > THRESHOLD_MIB
-    print(f"\nRSS growth from call {readings[0][0]} to call {CALLS}: {growth:+.2f} MiB "
-          f"(threshold {THRESHOLD_MIB:g} MiB): {'FAIL' if failed else 'ok'}")
+    print(
+        f"\nRSS growth from call {readings[0][0]} to call {CALLS}: {growth:+.2f} MiB "
+        f"(threshold {THRESHOLD_MIB:g} MiB): {'FAIL' if failed else 'ok'}"
+    )
     return 1 if failed else 0
 
 

@@ -26,10 +26,9 @@ import torch  # noqa: E402
 
 torch.set_num_threads(1)
 
-from executorch.runtime import Runtime  # noqa: E402
-
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
 from _common import delegate_ids, environment, lower, print_header, print_table, setup_logging  # noqa: E402
+from executorch.runtime import Runtime  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -42,8 +41,9 @@ def export(layers: int, dynamic: bool, folder: Path) -> Path:
     tokens = torch.tensor([[1, 2, 3]] if dynamic else [[1]])
     shapes = ({1: torch.export.Dim("sequence", min=1, max=255)}, {"input_pos": None}) if dynamic else None
     with torch.no_grad():
-        manager = lower(model, (tokens, {"input_pos": torch.tensor([0])}), [OpenvinoPartitioner()],
-                        dynamic_shapes=shapes)
+        manager = lower(
+            model, (tokens, {"input_pos": torch.tensor([0])}), [OpenvinoPartitioner()], dynamic_shapes=shapes
+        )
     path = folder / f"llama_{'dynamic' if dynamic else 'static'}.pte"
     path.write_bytes(manager.buffer)
     print(f"{path.name}: {len(delegate_ids(manager))} delegate(s)")
@@ -66,7 +66,7 @@ class Session:
         if self.dynamic:
             return self.call(prompt)
         for index in range(prompt.shape[1]):
-            token = self.call(prompt[:, index:index + 1])
+            token = self.call(prompt[:, index : index + 1])
         return token
 
 
@@ -96,14 +96,27 @@ def main() -> None:
             decode[dynamic].append((time.perf_counter() - start) / options.tokens)
     decode_ratio = statistics.median(d / s for d, s in zip(decode[True], decode[False]))
     prefill_ratio = statistics.median(d / s for d, s in zip(prefill[True], prefill[False]))
-    print_header(f"Llama dim 288, {options.layers} layers, f32: dynamic against static export "
-                 f"({options.rounds} alternating rounds, medians)", environment())
+    print_header(
+        f"Llama dim 288, {options.layers} layers, f32: dynamic against static export "
+        f"({options.rounds} alternating rounds, medians)",
+        environment(),
+    )
     print_table(
         ["", "static", "dynamic", "dynamic/static"],
-        [[f"decode ms/token (positions {options.prompt}-{options.prompt + options.tokens})",
-          1e3 * statistics.median(decode[False]), 1e3 * statistics.median(decode[True]), decode_ratio],
-         [f"prefill ms for {options.prompt} tokens", 1e3 * statistics.median(prefill[False]),
-          1e3 * statistics.median(prefill[True]), prefill_ratio]],
+        [
+            [
+                f"decode ms/token (positions {options.prompt}-{options.prompt + options.tokens})",
+                1e3 * statistics.median(decode[False]),
+                1e3 * statistics.median(decode[True]),
+                decode_ratio,
+            ],
+            [
+                f"prefill ms for {options.prompt} tokens",
+                1e3 * statistics.median(prefill[False]),
+                1e3 * statistics.median(prefill[True]),
+                prefill_ratio,
+            ],
+        ],
     )
     print(f"\ntarget: dynamic decode <= 1.10x static: {'met' if decode_ratio <= 1.10 else 'MISSED'}")
 

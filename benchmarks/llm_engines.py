@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -31,12 +29,10 @@ from typing import Callable, Dict, List
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import torch  # noqa: E402
-
-from executorch.runtime import Runtime  # noqa: E402
-
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
+import torch  # noqa: E402
 from _common import cpu_ops, delegate_ids, environment, lower, print_header, print_table, setup_logging  # noqa: E402
+from executorch.runtime import Runtime  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
 
 SEQUENCE_NAME = "sequence"
@@ -48,9 +44,17 @@ def llama(context: int, layers: int, dim: int, dynamic: bool) -> torch.nn.Module
 
     torch.manual_seed(0)  # the same weights for every engine
     heads = max(1, dim // 48) if dim < 1024 else 32
-    args = ModelArgs(dim=dim, n_layers=layers, n_heads=heads, n_kv_heads=max(1, heads // 3) if dim < 1024 else 8,
-                     vocab_size=32000, max_seq_len=context, max_context_len=context, use_kv_cache=True,
-                     enable_dynamic_shape=dynamic)
+    args = ModelArgs(
+        dim=dim,
+        n_layers=layers,
+        n_heads=heads,
+        n_kv_heads=max(1, heads // 3) if dim < 1024 else 8,
+        vocab_size=32000,
+        max_seq_len=context,
+        max_context_len=context,
+        use_kv_cache=True,
+        enable_dynamic_shape=dynamic,
+    )
     return construct_transformer(args).eval()
 
 
@@ -58,8 +62,12 @@ def export(model: torch.nn.Module, partitioner, dynamic: bool, context: int):
     tokens = torch.tensor([[1, 2]] if dynamic else [[1]])
     shapes = ({1: torch.export.Dim(SEQUENCE_NAME, min=1, max=context - 1)}, {"input_pos": None}) if dynamic else None
     with torch.no_grad():
-        manager = lower(model, (tokens, {"input_pos": torch.tensor([0])}), [partitioner] if partitioner else [],
-                        dynamic_shapes=shapes)
+        manager = lower(
+            model,
+            (tokens, {"input_pos": torch.tensor([0])}),
+            [partitioner] if partitioner else [],
+            dynamic_shapes=shapes,
+        )
     return manager
 
 
@@ -95,12 +103,13 @@ class OpenvinoAloneEngine:
     def __init__(self, model: torch.nn.Module, precision: str, dynamic: bool, context: int) -> None:
         import openvino as ov
         from executorch.exir import EdgeCompileConfig, to_edge
-
         from executorch_openvino.conversion import to_openvino_model
         from executorch_openvino.kept_whole import SDPA
 
         tokens = torch.tensor([[1, 2]] if dynamic else [[1]])
-        shapes = ({1: torch.export.Dim(SEQUENCE_NAME, min=1, max=context - 1)}, {"input_pos": None}) if dynamic else None
+        shapes = (
+            ({1: torch.export.Dim(SEQUENCE_NAME, min=1, max=context - 1)}, {"input_pos": None}) if dynamic else None
+        )
         with torch.no_grad():
             exported = torch.export.export(model, (tokens, {"input_pos": torch.tensor([0])}), dynamic_shapes=shapes)
         # Attention kept whole where our partitioner keeps it (static shapes), as our delegate gets it.
@@ -206,7 +215,9 @@ def main() -> None:
                 engines[kind][f"OpenVINO alone {precision}"] = OpenvinoAloneEngine(model, precision, dynamic, context)
             engines[kind]["eager"] = EagerEngine(model)
         start = int(0.6 * context)
-        prompt = torch.randint(0, 32000, (1, min(options.prompt, context - 1)), generator=torch.Generator().manual_seed(1))
+        prompt = torch.randint(
+            0, 32000, (1, min(options.prompt, context - 1)), generator=torch.Generator().manual_seed(1)
+        )
         decode: Dict[str, List[float]] = {name: [] for name in engines["decode"]}
         prefill: Dict[str, List[float]] = {name: [] for name in engines["prefill"]}
         for round_index in range(options.rounds):
@@ -220,15 +231,33 @@ def main() -> None:
         ours = statistics.median(decode[f"ours {options.precisions[0]}"])
         for name in decode:
             median = statistics.median(decode[name])
-            results.append([context, name, median, ours / median if name != f"ours {options.precisions[0]}" else 1.0,
-                            statistics.median(prefill[name]),
-                            memory[name] / weights_mb if name in memory else "-"])
+            results.append(
+                [
+                    context,
+                    name,
+                    median,
+                    ours / median if name != f"ours {options.precisions[0]}" else 1.0,
+                    statistics.median(prefill[name]),
+                    memory[name] / weights_mb if name in memory else "-",
+                ]
+            )
         print(f"context {context}: weights {weights_mb:.1f} MB, decode from position {start}")
-    print_header(f"Llama dim {options.dim}, {options.layers} layers, random weights: decode (static exports) and "
-                 f"prefill of {options.prompt} tokens (dynamic exports), {options.rounds} alternating rounds, medians",
-                 env)
-    print_table(["context", "engine", "decode ms/token", f"ours {options.precisions[0]} time / engine time",
-                 "prefill ms", "RSS growth / weights"], results)
+    print_header(
+        f"Llama dim {options.dim}, {options.layers} layers, random weights: decode (static exports) and "
+        f"prefill of {options.prompt} tokens (dynamic exports), {options.rounds} alternating rounds, medians",
+        env,
+    )
+    print_table(
+        [
+            "context",
+            "engine",
+            "decode ms/token",
+            f"ours {options.precisions[0]} time / engine time",
+            "prefill ms",
+            "RSS growth / weights",
+        ],
+        results,
+    )
 
 
 if __name__ == "__main__":

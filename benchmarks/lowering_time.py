@@ -18,20 +18,22 @@ import time
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import torch  # noqa: E402
-
 import executorch_openvino.partitioner as partitioner_module  # noqa: E402
+import torch  # noqa: E402
 from _common import environment, lower, print_header, print_table, setup_logging  # noqa: E402
 from compare import MODELS  # noqa: E402
-from models import small_llama  # noqa: E402 - examples/, put on the path by compare
 from executorch_openvino import OpenvinoPartitioner  # noqa: E402
+from models import small_llama  # noqa: E402 - examples/, put on the path by compare
 
 
 def cases():
-    for name, (title, make_module, make_inputs) in MODELS.items():
+    for title, make_module, make_inputs in MODELS.values():
         yield title, make_module, make_inputs
-    yield ("Llama dim 288, 6 layers, KV cache, 1 token",
-           small_llama, lambda: (torch.tensor([[1]]), {"input_pos": torch.tensor([0])}))
+    yield (
+        "Llama dim 288, 6 layers, KV cache, 1 token",
+        small_llama,
+        lambda: (torch.tensor([[1]]), {"input_pos": torch.tensor([0])}),
+    )
 
 
 def lowering_seconds(module, inputs, check: bool) -> tuple:
@@ -72,11 +74,19 @@ def main() -> None:
             with_check.append(total)
             in_check.append(checking)
         ratios = [a / b for a, b in zip(with_check, without)]
-        rows.append([title, statistics.median(without), statistics.median(with_check),
-                     statistics.median(ratios), statistics.median(in_check),
-                     statistics.median(in_check) / statistics.median(with_check)])
-    print_header(f"Lowering time, trial conversion off / on ({options.rounds} alternating rounds, medians)",
-                 environment())
+        rows.append(
+            [
+                title,
+                statistics.median(without),
+                statistics.median(with_check),
+                statistics.median(ratios),
+                statistics.median(in_check),
+                statistics.median(in_check) / statistics.median(with_check),
+            ]
+        )
+    print_header(
+        f"Lowering time, trial conversion off / on ({options.rounds} alternating rounds, medians)", environment()
+    )
     print_table(["model", "off (s)", "on (s)", "on/off", "trial (s)", "trial share"], rows)
 
 

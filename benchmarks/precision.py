@@ -55,8 +55,7 @@ def main() -> None:
     RESULTS.parent.mkdir(exist_ok=True)
     methods, errors = {}, {}
     for precision in PRECISIONS:
-        path = _common.lower_to_pte(model, (x,), RESULTS.parent / f"mlp_{precision}.pte",
-                                    inference_precision=precision)
+        path = _common.lower_to_pte(model, (x,), RESULTS.parent / f"mlp_{precision}.pte", inference_precision=precision)
         methods[precision] = method = _common.load_method(path)
         out = method.execute([x])[0]
         errors[precision] = ((out - expected).abs().max() / expected.abs().max()).item()
@@ -69,28 +68,44 @@ def main() -> None:
         for precision in order:
             method = methods[precision]
             timings[precision] += _common.measure(lambda: method.execute([x]), ROUND_WARMUP, CALLS_PER_ROUND)
-        logger.info("round %d/%d: %s", round_index + 1, ROUNDS,
-                    ", ".join(f"{p} {timings[p].median:.3f} ms" for p in PRECISIONS))
+        logger.info(
+            "round %d/%d: %s", round_index + 1, ROUNDS, ", ".join(f"{p} {timings[p].median:.3f} ms" for p in PRECISIONS)
+        )
 
     env = _common.environment()
     ratio = timings["bf16"].median / timings["f32"].median
-    _common.print_header(f"MLP {LAYERS} x Linear({WIDTH}) + ReLU, batch {BATCH}: "
-                         f"{ROUNDS} alternating rounds x {CALLS_PER_ROUND} calls per precision", env)
+    _common.print_header(
+        f"MLP {LAYERS} x Linear({WIDTH}) + ReLU, batch {BATCH}: "
+        f"{ROUNDS} alternating rounds x {CALLS_PER_ROUND} calls per precision",
+        env,
+    )
     _common.print_table(
         ["precision", "median ms", "p10 ms", "p90 ms", "vs f32", "max rel err vs eager"],
-        [[p, timings[p].median, timings[p].p10, timings[p].p90,
-          timings[p].median / timings["f32"].median, errors[p]] for p in PRECISIONS],
+        [
+            [p, timings[p].median, timings[p].p10, timings[p].p90, timings[p].median / timings["f32"].median, errors[p]]
+            for p in PRECISIONS
+        ],
     )
     print(f"\nbf16/f32 median ratio: {ratio:.3f}")
 
-    RESULTS.write_text(json.dumps({
-        "environment": env,
-        "model": {"layers": LAYERS, "width": WIDTH, "batch": BATCH},
-        "method": {"warmup": WARMUP, "rounds": ROUNDS, "calls_per_round": CALLS_PER_ROUND,
-                   "round_warmup": ROUND_WARMUP},
-        "precisions": {p: {**timings[p].summary(), "max_rel_err_vs_eager": errors[p]} for p in PRECISIONS},
-        "bf16_over_f32_median": ratio,
-    }, indent=2) + "\n")
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "environment": env,
+                "model": {"layers": LAYERS, "width": WIDTH, "batch": BATCH},
+                "method": {
+                    "warmup": WARMUP,
+                    "rounds": ROUNDS,
+                    "calls_per_round": CALLS_PER_ROUND,
+                    "round_warmup": ROUND_WARMUP,
+                },
+                "precisions": {p: {**timings[p].summary(), "max_rel_err_vs_eager": errors[p]} for p in PRECISIONS},
+                "bf16_over_f32_median": ratio,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     logger.info("wrote %s", RESULTS)
 
 

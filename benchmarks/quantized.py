@@ -35,11 +35,10 @@ from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Callable, Dict, List, Optional  # noqa: E402
 
+import _common  # noqa: E402
 import nncf  # noqa: E402
 import openvino as ov  # noqa: E402
 from executorch.exir import to_edge_transform_and_lower  # noqa: E402
-
-import _common  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner  # noqa: E402
 from executorch_openvino.compile_specs import OpenvinoOptions  # noqa: E402
 
@@ -60,9 +59,13 @@ class Cnn(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.convs = torch.nn.Sequential(
-            torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.ReLU(),
-            torch.nn.Conv2d(32, 64, 3, stride=2, padding=1), torch.nn.ReLU(),
-            torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.ReLU())
+            torch.nn.Conv2d(3, 32, 3, padding=1),
+            torch.nn.ReLU(),
+            torch.nn.Conv2d(32, 64, 3, stride=2, padding=1),
+            torch.nn.ReLU(),
+            torch.nn.Conv2d(64, 64, 3, padding=1),
+            torch.nn.ReLU(),
+        )
         self.classifier = torch.nn.Linear(64, 10)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -112,7 +115,9 @@ class Row:
 def _xnnpack_int8(exported: torch.export.ExportedProgram, calibration: List[torch.Tensor]) -> torch.nn.Module:
     """The model quantized by XNNPACK's own PT2E quantizer (static, per channel)."""
     from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
-        XNNPACKQuantizer, get_symmetric_quantization_config)
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
@@ -133,9 +138,11 @@ def variants():
     torch.manual_seed(0)
     int8_weights = dict(mode=nncf.CompressWeightsMode.INT8_ASYM)
     int4_weights = dict(mode=nncf.CompressWeightsMode.INT4_SYM, group_size=64, ratio=1.0, all_layers=True)
-    models = [("4 x Linear(2048)", linear_stack(), (1, 2048), True),
-              ("ViT-Tiny-shaped", TinyVit().eval(), (1, 3, 224, 224), True),
-              ("CNN", Cnn().eval(), (1, 3, 64, 64), False)]
+    models = [
+        ("4 x Linear(2048)", linear_stack(), (1, 2048), True),
+        ("ViT-Tiny-shaped", TinyVit().eval(), (1, 3, 224, 224), True),
+        ("CNN", Cnn().eval(), (1, 3, 64, 64), False),
+    ]
     for label, model, shape, compress in models:
         example = torch.randn(shape)
         exported = torch.export.export(model, (example,))
@@ -143,16 +150,25 @@ def variants():
         yield Row(f"{label} f32", model, exported.module(), float_ir, example)
         if compress:
             for name, settings in (("INT8", int8_weights), ("INT4", int4_weights)):
-                yield Row(f"{label} {name} weights", model, nncf.compress_weights(exported.module(), **settings),
-                          nncf.compress_weights(ov.convert_model(exported), **settings), example)
+                yield Row(
+                    f"{label} {name} weights",
+                    model,
+                    nncf.compress_weights(exported.module(), **settings),
+                    nncf.compress_weights(ov.convert_model(exported), **settings),
+                    example,
+                )
         if label == "4 x Linear(2048)":
             continue  # post-training quantization is for activations that vary: images here
         calibration = [torch.randn(shape) for _ in range(8)]
         preset = dict(subset_size=8, model_type=nncf.ModelType.TRANSFORMER if compress else None)
-        yield Row(f"{label} INT8 (nncf.quantize)", model,
-                  nncf.quantize(exported.module(), nncf.Dataset(calibration), **preset),
-                  nncf.quantize(ov.convert_model(exported), nncf.Dataset([x.numpy() for x in calibration]), **preset),
-                  example, xnnpack=_xnnpack_int8(exported, calibration))
+        yield Row(
+            f"{label} INT8 (nncf.quantize)",
+            model,
+            nncf.quantize(exported.module(), nncf.Dataset(calibration), **preset),
+            nncf.quantize(ov.convert_model(exported), nncf.Dataset([x.numpy() for x in calibration]), **preset),
+            example,
+            xnnpack=_xnnpack_int8(exported, calibration),
+        )
 
 
 def _timed(calls: Dict[str, Callable[[], object]]) -> Dict[str, float]:
@@ -168,8 +184,9 @@ def _timed(calls: Dict[str, Callable[[], object]]) -> Dict[str, float]:
 
 
 def _load(module: torch.nn.Module, example: torch.Tensor, partitioner, path: Path):
-    manager = to_edge_transform_and_lower(torch.export.export(module, (example,)),
-                                          partitioner=[partitioner]).to_executorch()
+    manager = to_edge_transform_and_lower(
+        torch.export.export(module, (example,)), partitioner=[partitioner]
+    ).to_executorch()
     if _common.cpu_ops(manager):
         logger.warning("%s: ops left on the CPU: %s", path.name, _common.cpu_ops(manager))
     path.write_bytes(manager.buffer)
@@ -189,8 +206,10 @@ def main() -> None:
             # OpenVINO at its leanest from Python: the input bound once, no result dict built.
             request = alone.create_infer_request()
             request.set_input_tensor(ov.Tensor(row.example.numpy(), shared_memory=True))
-            calls = {"ours": lambda: ours.execute([row.example]),
-                     "alone": lambda: (request.start_async(), request.wait())}
+            calls = {
+                "ours": lambda: ours.execute([row.example]),
+                "alone": lambda: (request.start_async(), request.wait()),
+            }
             if row.xnnpack is not None:
                 from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
 
@@ -202,12 +221,34 @@ def main() -> None:
             error = _common.max_rel_err(ours.execute([row.example])[0], expected)
             alone_error = _common.max_rel_err(torch.from_numpy(alone(row.example.numpy())[0]), expected)
             xnnpack_ms = f"{medians['xnnpack']:.3f}" if "xnnpack" in medians else "-"
-            rows.append([row.name, f"{size:.1f}", f"{error:.2g}", f"{alone_error:.2g}", f"{medians['ours']:.3f}",
-                         f"{medians['alone']:.3f}", f"{medians['ours'] / medians['alone']:.2f}", xnnpack_ms])
-    _common.print_header(f"NNCF {nncf.__version__}-quantized models: our delegate vs OpenVINO alone",
-                         _common.environment())
-    _common.print_table(["model", ".pte MiB", "error vs f32", "alone's error", "ours ms", "OpenVINO alone ms", "ours / alone",
-                         "XNNPACK INT8 ms"], rows)
+            rows.append(
+                [
+                    row.name,
+                    f"{size:.1f}",
+                    f"{error:.2g}",
+                    f"{alone_error:.2g}",
+                    f"{medians['ours']:.3f}",
+                    f"{medians['alone']:.3f}",
+                    f"{medians['ours'] / medians['alone']:.2f}",
+                    xnnpack_ms,
+                ]
+            )
+    _common.print_header(
+        f"NNCF {nncf.__version__}-quantized models: our delegate vs OpenVINO alone", _common.environment()
+    )
+    _common.print_table(
+        [
+            "model",
+            ".pte MiB",
+            "error vs f32",
+            "alone's error",
+            "ours ms",
+            "OpenVINO alone ms",
+            "ours / alone",
+            "XNNPACK INT8 ms",
+        ],
+        rows,
+    )
 
 
 if __name__ == "__main__":

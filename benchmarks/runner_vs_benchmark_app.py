@@ -36,7 +36,6 @@ from executorch.exir import to_edge  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import environment, lower_to_pte, print_header, print_table, setup_logging  # noqa: E402
 from compare import MODELS, build  # noqa: E402
-
 from executorch_openvino.conversion import to_openvino_model  # noqa: E402
 
 WORK_DIR = Path(__file__).parent / "results" / "runner_vs_benchmark_app"
@@ -55,8 +54,11 @@ def prepare(name: str) -> Dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     pte = lower_to_pte(module, inputs, folder / "model.pte", inference_precision="f32")
     ir = folder / "model.xml"
-    ov.save_model(to_openvino_model(to_edge(torch.export.export(module, inputs)).exported_program()), str(ir),
-                  compress_to_fp16=False)
+    ov.save_model(
+        to_openvino_model(to_edge(torch.export.export(module, inputs)).exported_program()),
+        str(ir),
+        compress_to_fp16=False,
+    )
     return {"pte": pte, "ir": ir}
 
 
@@ -78,11 +80,28 @@ def main() -> None:
     for name in args.models:
         files = prepare(name)
         engines = {
-            "runner": ([tool("executorch-openvino-run"), str(files["pte"]), "--iterations", str(args.iterations)],
-                       RUNNER_MEDIAN),
-            "benchmark_app": ([tool("benchmark_app"), "-m", str(files["ir"]), "-d", "CPU", "-hint", "latency",
-                               "-api", "sync", "-niter", str(args.iterations), "-infer_precision", "f32"],
-                              APP_MEDIAN),
+            "runner": (
+                [tool("executorch-openvino-run"), str(files["pte"]), "--iterations", str(args.iterations)],
+                RUNNER_MEDIAN,
+            ),
+            "benchmark_app": (
+                [
+                    tool("benchmark_app"),
+                    "-m",
+                    str(files["ir"]),
+                    "-d",
+                    "CPU",
+                    "-hint",
+                    "latency",
+                    "-api",
+                    "sync",
+                    "-niter",
+                    str(args.iterations),
+                    "-infer_precision",
+                    "f32",
+                ],
+                APP_MEDIAN,
+            ),
         }
         medians: Dict[str, List[float]] = {engine: [] for engine in engines}
         for round_index in range(args.rounds):
@@ -91,8 +110,11 @@ def main() -> None:
                 medians[engine].append(median_ms(*engines[engine]))
         runner, app = statistics.median(medians["runner"]), statistics.median(medians["benchmark_app"])
         rows.append([MODELS[name][0], runner, app, runner / app])
-    print_header(f"executorch-openvino-run against benchmark_app, f32, {args.iterations} calls, "
-                 f"median of {args.rounds} alternating rounds", env)
+    print_header(
+        f"executorch-openvino-run against benchmark_app, f32, {args.iterations} calls, "
+        f"median of {args.rounds} alternating rounds",
+        env,
+    )
     print_table(["model", "runner median ms", "benchmark_app median ms", "runner / benchmark_app"], rows)
 
 

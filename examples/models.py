@@ -33,9 +33,7 @@ class TransformerBlock(torch.nn.Module):
         self.qkv = torch.nn.Linear(dim, 3 * dim)
         self.proj = torch.nn.Linear(dim, dim)
         self.norm2 = torch.nn.LayerNorm(dim)
-        self.mlp = torch.nn.Sequential(
-            torch.nn.Linear(dim, 4 * dim), torch.nn.GELU(), torch.nn.Linear(4 * dim, dim)
-        )
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(dim, 4 * dim), torch.nn.GELU(), torch.nn.Linear(4 * dim, dim))
 
     def forward(self, x):
         batch, tokens, dim = x.shape
@@ -84,7 +82,15 @@ def small_llama(*, enable_dynamic_shape: bool = False, layers: int = 6, max_seq_
     from executorch.examples.models.llama.llama_transformer import construct_transformer
     from executorch.examples.models.llama.model_args import ModelArgs
 
-    args = ModelArgs(dim=288, n_layers=layers, n_heads=6, n_kv_heads=2, vocab_size=32000,
-                     max_seq_len=max_seq_len, max_context_len=max_seq_len, use_kv_cache=True,
-                     enable_dynamic_shape=enable_dynamic_shape)
+    args = ModelArgs(
+        dim=288,
+        n_layers=layers,
+        n_heads=6,
+        n_kv_heads=2,
+        vocab_size=32000,
+        max_seq_len=max_seq_len,
+        max_context_len=max_seq_len,
+        use_kv_cache=True,
+        enable_dynamic_shape=enable_dynamic_shape,
+    )
     return construct_transformer(args).eval()

@@ -36,8 +36,7 @@ def fail(message: str) -> int:
 def check_resolution(report_path: str) -> int:
     """Refuses a pip resolution that would download a CUDA build of torch."""
     report = json.loads(Path(report_path).read_text())
-    installs = {item["metadata"]["name"].lower(): item["metadata"]["version"]
-                for item in report.get("install", [])}
+    installs = {item["metadata"]["name"].lower(): item["metadata"]["version"] for item in report.get("install", [])}
     cuda = sorted(name for name in installs if name.startswith(CUDA_PREFIXES))
     torch_version = installs.get("torch")
     if cuda or (torch_version is not None and "+cpu" not in torch_version):
@@ -79,11 +78,10 @@ def make_model():
 
 def export(out_dir: str) -> int:
     """Env A: lowers the model with OpenvinoPartitioner, saves the .pte, inputs and eager outputs."""
+    import executorch_openvino
     import torch
     from executorch.exir import to_edge_transform_and_lower
     from executorch.exir.lowered_backend_module import LoweredBackendModule
-
-    import executorch_openvino
     from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
     from executorch_openvino.blob import read_blob
 
@@ -94,36 +92,43 @@ def export(out_dir: str) -> int:
     input_sets = [(torch.randn(2, 3, 16, 16, generator=generator),) for _ in range(2)]
 
     exported = torch.export.export(model, input_sets[0])
-    edge = to_edge_transform_and_lower(
-        exported, partitioner=[OpenvinoPartitioner(openvino_compile_specs())])
+    edge = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner(openvino_compile_specs())])
     manager = edge.to_executorch()
     delegate_ids = [d.id for d in manager.executorch_program.execution_plan[0].delegates]
     if BACKEND_ID not in delegate_ids:
         return fail(f"nothing was delegated to {BACKEND_ID}; delegates: {delegate_ids}")
-    blob_versions = sorted({
-        read_blob(module.processed_bytes).openvino_version
-        for module in manager.exported_program().graph_module.modules()
-        if isinstance(module, LoweredBackendModule) and module.backend_id == BACKEND_ID
-    })
+    blob_versions = sorted(
+        {
+            read_blob(module.processed_bytes).openvino_version
+            for module in manager.exported_program().graph_module.modules()
+            if isinstance(module, LoweredBackendModule) and module.backend_id == BACKEND_ID
+        }
+    )
     cpu_ops = [op.name for op in manager.executorch_program.execution_plan[0].operators]
     (out / PTE_NAME).write_bytes(manager.buffer)
 
     with torch.no_grad():
         outputs = [model(*inputs) for inputs in input_sets]
-    torch.save({
-        "inputs": [list(inputs) for inputs in input_sets],
-        "outputs": [[output] for output in outputs],
-        "exported_with": {
-            "torch": str(torch.__version__),
-            "executorch": importlib.metadata.version("executorch"),
-            "openvino": importlib.metadata.version("openvino"),
-            "executorch_openvino": importlib.metadata.version("executorch-openvino"),
-            "blob_openvino": blob_versions,
+    torch.save(
+        {
+            "inputs": [list(inputs) for inputs in input_sets],
+            "outputs": [[output] for output in outputs],
+            "exported_with": {
+                "torch": str(torch.__version__),
+                "executorch": importlib.metadata.version("executorch"),
+                "openvino": importlib.metadata.version("openvino"),
+                "executorch_openvino": importlib.metadata.version("executorch-openvino"),
+                "blob_openvino": blob_versions,
+            },
         },
-    }, out / REFERENCE_NAME)
-    print(f"exported {out / PTE_NAME} ({len(manager.buffer)} bytes): delegates {delegate_ids}, "
-          f"ops left on the CPU {cpu_ops or 'none'}, IR written by OpenVINO {blob_versions}; "
-          f"executorch_openvino from {Path(executorch_openvino.__file__).parent}", flush=True)
+        out / REFERENCE_NAME,
+    )
+    print(
+        f"exported {out / PTE_NAME} ({len(manager.buffer)} bytes): delegates {delegate_ids}, "
+        f"ops left on the CPU {cpu_ops or 'none'}, IR written by OpenVINO {blob_versions}; "
+        f"executorch_openvino from {Path(executorch_openvino.__file__).parent}",
+        flush=True,
+    )
     return 0
 
 
@@ -141,18 +146,22 @@ def build_info(expected_openvino: str) -> int:
     namespace: dict = {}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     built, installed = namespace.get("OPENVINO_VERSION"), importlib.metadata.version("openvino")
-    print(f"{path}: OPENVINO_VERSION={built!r} EXECUTORCH_VERSION={namespace.get('EXECUTORCH_VERSION')!r}; "
-          f"installed openvino {installed}", flush=True)
+    print(
+        f"{path}: OPENVINO_VERSION={built!r} EXECUTORCH_VERSION={namespace.get('EXECUTORCH_VERSION')!r}; "
+        f"installed openvino {installed}",
+        flush=True,
+    )
     if built != expected_openvino or installed != expected_openvino:
-        return fail(f"the runtime was built against OpenVINO {built} with {installed} installed; "
-                    f"expected {expected_openvino} for both")
+        return fail(
+            f"the runtime was built against OpenVINO {built} with {installed} installed; "
+            f"expected {expected_openvino} for both"
+        )
     return 0
 
 
 def _loaded_openvino_libraries() -> list:
     with open("/proc/self/maps") as maps:
-        return sorted({line.split()[-1] for line in maps
-                       if "libopenvino" in line and line.split()[-1].startswith("/")})
+        return sorted({line.split()[-1] for line in maps if "libopenvino" in line and line.split()[-1].startswith("/")})
 
 
 def _compare_with_eager(method, reference: dict, label: str) -> list:
@@ -161,8 +170,9 @@ def _compare_with_eager(method, reference: dict, label: str) -> list:
 
     failures = []
     for index, (inputs, expected) in enumerate(zip(reference["inputs"], reference["outputs"])):
-        actual = [output.clone() if isinstance(output, torch.Tensor) else output
-                  for output in method.execute(list(inputs))]
+        actual = [
+            output.clone() if isinstance(output, torch.Tensor) else output for output in method.execute(list(inputs))
+        ]
         try:
             if len(actual) != len(expected):
                 raise AssertionError(f"{len(actual)} outputs, eager gave {len(expected)}")
@@ -179,11 +189,10 @@ def _compare_with_eager(method, reference: dict, label: str) -> list:
 
 def run(out_dir: str, expected_openvino: str) -> int:
     """Env B: loads the .pte from env A, without and with a model cache, and runs every saved input set."""
+    import executorch_openvino
     import openvino
     import torch
     from executorch.runtime import Runtime
-
-    import executorch_openvino
     from executorch_openvino.native_library import load_runtime_library
 
     out = Path(out_dir)
@@ -191,9 +200,12 @@ def run(out_dir: str, expected_openvino: str) -> int:
     library_version = load_runtime_library().etov_openvino_version().decode()
     package_dir = Path(executorch_openvino.__file__).parent
     print(f"exported with {reference['exported_with']}", flush=True)
-    print(f"running with torch {torch.__version__}, executorch {importlib.metadata.version('executorch')}, "
-          f"openvino {openvino.get_version()}; executorch_openvino from {package_dir}, "
-          f"its runtime reports OpenVINO {library_version}", flush=True)
+    print(
+        f"running with torch {torch.__version__}, executorch {importlib.metadata.version('executorch')}, "
+        f"openvino {openvino.get_version()}; executorch_openvino from {package_dir}, "
+        f"its runtime reports OpenVINO {library_version}",
+        flush=True,
+    )
 
     if not library_version.startswith(expected_openvino):
         return fail(f"the runtime library reports OpenVINO {library_version}, expected {expected_openvino}")

@@ -26,8 +26,10 @@ def _avg_pool_refusal(node: torch.fx.Node, spatial: int) -> Optional[str]:
         # OpenVINO 2026.4.1: the frontend makes AvgPool-14 with exclude_pad=false and
         # CEIL_TORCH rounding, which divides that last window by the whole kernel;
         # PyTorch divides by the part of it that lies within the padded input.
-        return ("ceil_mode with count_include_pad adds a last window past the padding, which "
-                "OpenVINO averages over the whole kernel and PyTorch over the padded input")
+        return (
+            "ceil_mode with count_include_pad adds a last window past the padding, which "
+            "OpenVINO averages over the whole kernel and PyTorch over the padded input"
+        )
     return None
 
 
@@ -35,8 +37,10 @@ def _index_refusal(node: torch.fx.Node) -> Optional[str]:
     sizes = node.args[0].meta["val"].shape
     if any(not isinstance(sizes[dim], int) for dim in integer_index_dims(node)):
         # passes/wrap_negative_indices.py wraps negative indices, given the size.
-        return ("it indexes with several tensors over a dimension of dynamic size, and OpenVINO "
-                "reads a negative index after the first wrong")
+        return (
+            "it indexes with several tensors over a dimension of dynamic size, and OpenVINO "
+            "reads a negative index after the first wrong"
+        )
     return None
 
 

@@ -24,13 +24,16 @@ from .node_names import op_name
 _VIEWS = frozenset({"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default"})
 # Ops that only move or relabel an attention result's dimensions.
 _LAYOUT_OPS = _VIEWS | {
-    "aten.permute.default", "aten.transpose.int", "aten.unsqueeze.default",
-    "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze.default",
+    "aten.permute.default",
+    "aten.transpose.int",
+    "aten.unsqueeze.default",
+    "aten.squeeze.dim",
+    "aten.squeeze.dims",
+    "aten.squeeze.default",
 }
 
 
-def copy_before_views_after_attention(program: ExportedProgram, attention: torch._ops.OpOverload
-                                      ) -> ExportedProgram:
+def copy_before_views_after_attention(program: ExportedProgram, attention: torch._ops.OpOverload) -> ExportedProgram:
     """A program whose views of `attention` results read contiguous copies; `program` itself is not changed.
 
     Returns `program` when it has no such view.
@@ -41,8 +44,9 @@ def copy_before_views_after_attention(program: ExportedProgram, attention: torch
     for view in _views_after(program.graph, attention):
         source = view.args[0]
         with program.graph.inserting_before(view):
-            copy = program.graph.call_function(torch.ops.aten.clone.default, (source,),
-                                               {"memory_format": torch.contiguous_format})
+            copy = program.graph.call_function(
+                torch.ops.aten.clone.default, (source,), {"memory_format": torch.contiguous_format}
+            )
         copy.meta["val"] = source.meta["val"].clone(memory_format=torch.contiguous_format)
         view.replace_input_with(source, copy)
     program.graph_module.recompile()

@@ -75,8 +75,16 @@ def write_blob(model: ov.Model) -> bytes:
     """Serializes `model` behind our header."""
     xml, weights = serialize_ir(model)
     version = ov.get_version().encode("ascii", "replace")[: VERSION_FIELD_SIZE - 1]
-    header = _HEADER.pack(MAGIC, FORMAT_VERSION, HEADER_SIZE, version, len(xml), len(weights),
-                          checksum(xml, weights), ir_digest(xml, weights))
+    header = _HEADER.pack(
+        MAGIC,
+        FORMAT_VERSION,
+        HEADER_SIZE,
+        version,
+        len(xml),
+        len(weights),
+        checksum(xml, weights),
+        ir_digest(xml, weights),
+    )
     weights_offset = _aligned(HEADER_SIZE + len(xml))
     padding = b"\0" * (weights_offset - HEADER_SIZE - len(xml))
     return header + xml + padding + weights

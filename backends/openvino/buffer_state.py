@@ -17,12 +17,13 @@ import logging
 from typing import Dict, FrozenSet, List, Mapping, Optional
 
 import numpy as np
-import openvino as ov
-import openvino.opset13 as ov_ops
 import torch
-from openvino.op.util import Variable, VariableInfo
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
+
+import openvino as ov
+import openvino.opset13 as ov_ops
+from openvino.op.util import Variable, VariableInfo
 
 from .dtypes import OPENVINO_TYPES
 
@@ -53,9 +54,13 @@ def tag_owned_buffers(program: ExportedProgram) -> Dict[str, str]:
             node.meta["delegation_tag"] = tag
             owned[target] = tag
         else:
-            logger.info("OpenVINO partitioner: buffer %r stays outside the delegate: %s", target,
-                        "its new value is computed on the CPU" if tag is None
-                        else "it is read outside the partition that writes it")
+            logger.info(
+                "OpenVINO partitioner: buffer %r stays outside the delegate: %s",
+                target,
+                "its new value is computed on the CPU"
+                if tag is None
+                else "it is read outside the partition that writes it",
+            )
     return owned
 
 
@@ -98,8 +103,9 @@ def mutation_count(program: ExportedProgram) -> int:
     return count
 
 
-def keep_buffers_as_state(model: ov.Model, initial: Mapping[str, torch.Tensor],
-                          parameter_names: List[str], mutations: int) -> ov.Model:
+def keep_buffers_as_state(
+    model: ov.Model, initial: Mapping[str, torch.Tensor], parameter_names: List[str], mutations: int
+) -> ov.Model:
     """Turns the buffer parameters and the first `mutations` results into OpenVINO variables.
 
     `parameter_names` names the model's parameters in order; those found in
@@ -139,8 +145,10 @@ def _variable(name: str, parameter: ov.Node) -> Variable:
 
 def _initial_value(value: torch.Tensor, parameter: ov.Node) -> ov.Node:
     if value.dtype not in OPENVINO_TYPES:
-        raise ValueError(f"OpenVINO delegate: buffer {parameter.get_friendly_name()!r} has dtype "
-                         f"{value.dtype}, accepted: {', '.join(str(t) for t in OPENVINO_TYPES)}")
+        raise ValueError(
+            f"OpenVINO delegate: buffer {parameter.get_friendly_name()!r} has dtype "
+            f"{value.dtype}, accepted: {', '.join(str(t) for t in OPENVINO_TYPES)}"
+        )
     value = value.detach().contiguous()
     tensor = ov.Tensor(OPENVINO_TYPES[value.dtype], ov.Shape(list(value.shape)))
     # Bytes for bytes: numpy has no bfloat16, and nothing is rounded on the way.

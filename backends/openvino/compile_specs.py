@@ -25,7 +25,12 @@ CACHE_DIR = "cache_dir"
 NUM_STREAMS = "num_streams"
 INFERENCE_NUM_THREADS = "inference_num_threads"
 KNOWN_KEYS: Tuple[str, ...] = (
-    DEVICE, INFERENCE_PRECISION, PERFORMANCE_HINT, CACHE_DIR, NUM_STREAMS, INFERENCE_NUM_THREADS,
+    DEVICE,
+    INFERENCE_PRECISION,
+    PERFORMANCE_HINT,
+    CACHE_DIR,
+    NUM_STREAMS,
+    INFERENCE_NUM_THREADS,
 )
 
 PRECISIONS: Tuple[str, ...] = ("f32", "f16", "bf16")
@@ -90,8 +95,9 @@ def available_devices() -> Tuple[str, ...]:
 
 def check_device(device: str) -> str:
     if not isinstance(device, str) or not device.strip():
-        raise ValueError(f"OpenVINO device must be a non-empty string, got {device!r}; accepted: "
-                         f"{', '.join(KNOWN_DEVICES)}")
+        raise ValueError(
+            f"OpenVINO device must be a non-empty string, got {device!r}; accepted: {', '.join(KNOWN_DEVICES)}"
+        )
     if device_type(device) not in KNOWN_DEVICES:
         raise ValueError(
             f"Unknown OpenVINO device {device!r}; accepted: {', '.join(KNOWN_DEVICES)} "
@@ -102,17 +108,13 @@ def check_device(device: str) -> str:
 
 def check_precision(precision: str) -> str:
     if precision not in PRECISIONS:
-        raise ValueError(
-            f"Unknown OpenVINO inference_precision {precision!r}; accepted: {', '.join(PRECISIONS)}"
-        )
+        raise ValueError(f"Unknown OpenVINO inference_precision {precision!r}; accepted: {', '.join(PRECISIONS)}")
     return precision
 
 
 def check_performance_hint(hint: str) -> str:
     if hint not in PERFORMANCE_HINTS:
-        raise ValueError(
-            f"Unknown OpenVINO performance_hint {hint!r}; accepted: {', '.join(PERFORMANCE_HINTS)}"
-        )
+        raise ValueError(f"Unknown OpenVINO performance_hint {hint!r}; accepted: {', '.join(PERFORMANCE_HINTS)}")
     return hint
 
 
@@ -184,23 +186,18 @@ def parse_compile_specs(specs: Optional[Iterable[CompileSpec]]) -> OpenvinoOptio
     values = {}
     for spec in specs or ():
         if spec.key not in KNOWN_KEYS:
-            raise ValueError(
-                f"Unknown OpenVINO compile spec {spec.key!r}; accepted: {', '.join(KNOWN_KEYS)}"
-            )
+            raise ValueError(f"Unknown OpenVINO compile spec {spec.key!r}; accepted: {', '.join(KNOWN_KEYS)}")
         if spec.key in values:
             raise ValueError(f"OpenVINO compile spec {spec.key!r} is given twice")
         values[spec.key] = _decode(spec)
     return OpenvinoOptions(
         device=check_device(values.get(DEVICE, "CPU")),
-        inference_precision=(
-            check_precision(values[INFERENCE_PRECISION]) if INFERENCE_PRECISION in values else None
-        ),
+        inference_precision=(check_precision(values[INFERENCE_PRECISION]) if INFERENCE_PRECISION in values else None),
         performance_hint=check_performance_hint(values.get(PERFORMANCE_HINT, "LATENCY")),
         cache_dir=check_cache_dir(values[CACHE_DIR]) if CACHE_DIR in values else None,
         num_streams=check_num_streams(values[NUM_STREAMS]) if NUM_STREAMS in values else None,
         inference_num_threads=(
-            check_inference_num_threads(values[INFERENCE_NUM_THREADS])
-            if INFERENCE_NUM_THREADS in values else None
+            check_inference_num_threads(values[INFERENCE_NUM_THREADS]) if INFERENCE_NUM_THREADS in values else None
         ),
     )
 

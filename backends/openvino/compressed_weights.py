@@ -59,8 +59,7 @@ def is_unpack_node(node: torch.fx.Node, constants: Collection[str]) -> bool:
     """Whether `node` is the stack or the shift of a 4-bit unpack (`packed_weight`)."""
     if packed_weight(node, constants) is not None:
         return True
-    return op_name(node) == _SHIFT_NAME and any(
-        packed_weight(user, constants) is not None for user in node.users)
+    return op_name(node) == _SHIFT_NAME and any(packed_weight(user, constants) is not None for user in node.users)
 
 
 def unpacked_stand_ins(nodes: Iterable[torch.fx.Node], constants: Collection[str]) -> FrozenSet[torch.fx.Node]:
@@ -76,15 +75,21 @@ def warn_about_unpacks_on_cpu(graph: torch.fx.Graph, constants: Collection[str])
     ``to_edge`` (which decomposed the unpack before the partitioner saw it) or when
     the user skipped one of its ops.
     """
-    left = [node.name for node in graph.nodes
-            if op_name(node) == _SHIFT_NAME and _reads_packed_constant(node, constants)
-            and "delegation_tag" not in node.meta]
+    left = [
+        node.name
+        for node in graph.nodes
+        if op_name(node) == _SHIFT_NAME
+        and _reads_packed_constant(node, constants)
+        and "delegation_tag" not in node.meta
+    ]
     if left:
         logger.warning(
             "OpenVINO partitioner: the 4-bit weight unpacking of %s stays on ExecuTorch's CPU "
             "kernels and runs at every call. Lower with to_edge_transform_and_lower(..., "
             "partitioner=[OpenvinoPartitioner(...)]) so that the partitioner keeps NNCF's "
-            "unpacking whole and OpenVINO receives 4-bit weights.", ", ".join(left))
+            "unpacking whole and OpenVINO receives 4-bit weights.",
+            ", ".join(left),
+        )
     return left
 
 
@@ -92,10 +97,21 @@ def _reads_packed_constant(node: torch.fx.Node, constants: Collection[str]) -> b
     """Whether `node`'s first argument is a uint8 weight placeholder."""
     weight = node.args[0] if node.args else None
     value = weight.meta.get("val") if isinstance(weight, torch.fx.Node) else None
-    return (isinstance(weight, torch.fx.Node) and weight.op == "placeholder" and weight.name in constants
-            and isinstance(value, torch.Tensor) and value.dtype == torch.uint8)
+    return (
+        isinstance(weight, torch.fx.Node)
+        and weight.op == "placeholder"
+        and weight.name in constants
+        and isinstance(value, torch.Tensor)
+        and value.dtype == torch.uint8
+    )
 
 
 def _is_call(node: object, name: str, scalar: int) -> bool:
-    return (isinstance(node, torch.fx.Node) and node.op == "call_function" and op_name(node) == name
-            and len(node.args) == 2 and isinstance(node.args[0], torch.fx.Node) and node.args[1] == scalar)
+    return (
+        isinstance(node, torch.fx.Node)
+        and node.op == "call_function"
+        and op_name(node) == name
+        and len(node.args) == 2
+        and isinstance(node.args[0], torch.fx.Node)
+        and node.args[1] == scalar
+    )

@@ -7,14 +7,15 @@ import logging
 import re
 from typing import List, Optional, Tuple
 
-import openvino as ov
-import openvino.opset13 as ov_ops
 import torch
 from executorch.exir.passes.memory_format_ops_pass import DimOrderOpsRevertPass
 from executorch.exir.passes.remove_graph_asserts_pass import RemoveGraphAssertsPass
+from torch.export import ExportedProgram
+
+import openvino as ov
+import openvino.opset13 as ov_ops
 from openvino.frontend import FrontEndManager
 from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
-from torch.export import ExportedProgram
 
 from .buffer_state import buffer_initial_values, constant_inputs, keep_buffers_as_state, mutation_count
 from .copy_rules import copy_source
@@ -24,7 +25,6 @@ from .op_support import DIM_ORDER_OPS, op_name
 from .passes import run_passes
 
 logger = logging.getLogger(__name__)
-
 
 
 def to_graph_module(edge_program: ExportedProgram) -> torch.fx.GraphModule:
@@ -93,17 +93,16 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
     )
     parameters = model.get_parameters()
     if len(parameters) != len(placeholders):
-        raise RuntimeError(
-            f"OpenVINO made {len(parameters)} inputs for a partition with {len(placeholders)}"
-        )
+        raise RuntimeError(f"OpenVINO made {len(parameters)} inputs for a partition with {len(placeholders)}")
     for parameter, (torch_type, _, partial_shape) in zip(parameters, inputs):
         parameter.set_element_type(OPENVINO_TYPES[torch_type])
         parameter.set_partial_shape(partial_shape)
     model.validate_nodes_and_infer_types()
     model = _restore_output_positions(model, output_positions)
     _convert_outputs_to_torch_dtypes(model, expected_outputs)
-    model = keep_buffers_as_state(model, buffer_initial_values(edge_program),
-                                  [node.name for node in placeholders], mutation_count(edge_program))
+    model = keep_buffers_as_state(
+        model, buffer_initial_values(edge_program), [node.name for node in placeholders], mutation_count(edge_program)
+    )
     return grow_kv_caches(model)
 
 
@@ -151,8 +150,9 @@ def separate_returned_inputs(model: ov.Model, device_type: str) -> None:
     """
     if device_type != "CPU":
         return
-    returned_inputs = [result for result in model.get_results()
-                       if result.input_value(0).get_node().get_type_name() == "Parameter"]
+    returned_inputs = [
+        result for result in model.get_results() if result.input_value(0).get_node().get_type_name() == "Parameter"
+    ]
     if not returned_inputs:
         return
     version = openvino_version()
@@ -194,8 +194,9 @@ def _convert_outputs_to_torch_dtypes(model: ov.Model, expected: List[object]) ->
         wanted = OPENVINO_TYPES[value.dtype]
         source = result.input_value(0)
         if source.get_element_type() != wanted:
-            logger.debug("OpenVINO output %s: converting %s to %s", result.get_friendly_name(),
-                         source.get_element_type(), wanted)
+            logger.debug(
+                "OpenVINO output %s: converting %s to %s", result.get_friendly_name(), source.get_element_type(), wanted
+            )
             result.input(0).replace_source_output(ov_ops.convert(source, wanted).output(0))
             changed = True
     if changed:
@@ -207,12 +208,13 @@ def _input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
     value = node.meta.get("val")
     if not isinstance(value, torch.Tensor):
         raise ValueError(
-            f"OpenVINO delegate input {node.name!r} is a {type(value).__name__}; "
-            "only tensors are supported"
+            f"OpenVINO delegate input {node.name!r} is a {type(value).__name__}; only tensors are supported"
         )
     if value.dtype not in OPENVINO_TYPES:
-        raise ValueError(f"OpenVINO delegate input {node.name!r} has dtype {value.dtype}, "
-                         f"accepted: {', '.join(str(t) for t in OPENVINO_TYPES)}")
+        raise ValueError(
+            f"OpenVINO delegate input {node.name!r} has dtype {value.dtype}, "
+            f"accepted: {', '.join(str(t) for t in OPENVINO_TYPES)}"
+        )
     dims: List[ov.Dimension] = []
     for size in value.shape:
         if isinstance(size, int):

@@ -21,8 +21,9 @@ from .compressed_weights import unpacked_stand_ins
 from .conversion import convert_with_frontend, prepare_graph_module, return_each_value_once
 
 # The frontend's error names each failed node as "<fx node name>/<op name>", then its message.
-_FAILED_NODE = re.compile(r"during conversion of operation (\S+?)/\S+ with schema[^\n]*\n(.*?)(?=\n-- |\nSummary:|\Z)",
-                          re.DOTALL)
+_FAILED_NODE = re.compile(
+    r"during conversion of operation (\S+?)/\S+ with schema[^\n]*\n(.*?)(?=\n-- |\nSummary:|\Z)", re.DOTALL
+)
 
 
 def unconvertible_nodes(exported_program: ExportedProgram, nodes: Iterable[torch.fx.Node]) -> Dict[str, str]:
@@ -40,17 +41,17 @@ def unconvertible_nodes(exported_program: ExportedProgram, nodes: Iterable[torch
     placeholders = [node for node in module.graph.nodes if node.op == "placeholder"]
     values = [node.meta["val"] for node in placeholders]
     try:
-        convert_with_frontend(module, [value.dtype for value in values],
-                              [[size if isinstance(size, int) else -1 for size in value.shape]
-                               for value in values])
+        convert_with_frontend(
+            module,
+            [value.dtype for value in values],
+            [[size if isinstance(size, int) else -1 for size in value.shape] for value in values],
+        )
     except Exception as error:  # the frontend's OpConversionFailure, or any check it raises
-        failed = {originals[name]: reason for name, reason in _failures(str(error)).items()
-                  if name in originals}
+        failed = {originals[name]: reason for name, reason in _failures(str(error)).items() if name in originals}
         if not failed:
             raise
         first = [node for node in failed if not _depends_on_any(node, failed.keys())]
-        return {node.name: f"OpenVINO's PyTorch frontend failed to convert it ({failed[node]})"
-                for node in first}
+        return {node.name: f"OpenVINO's PyTorch frontend failed to convert it ({failed[node]})" for node in first}
     return {}
 
 
@@ -92,8 +93,12 @@ def _partition_module(
     program is not changed.
     """
     members = set(nodes)
-    left_out = {argument for stand_in in stand_ins for argument in stand_in.all_input_nodes
-                if argument in members and set(argument.users) <= stand_ins}
+    left_out = {
+        argument
+        for stand_in in stand_ins
+        for argument in stand_in.all_input_nodes
+        if argument in members and set(argument.users) <= stand_ins
+    }
     graph = torch.fx.Graph()
     copies: Dict[torch.fx.Node, torch.fx.Node] = {}
     for node in exported_program.graph.nodes:  # graph order keeps inputs before their users
@@ -108,9 +113,11 @@ def _partition_module(
                 copies[argument] = graph.placeholder(argument.name)
                 copies[argument].meta = dict(argument.meta)
         copies[node] = graph.node_copy(node, lambda argument: copies[argument])
-    results = [copies[node] for node in nodes
-               if node in copies and node not in stand_ins and any(user not in members for user in node.users)]
+    results = [
+        copies[node]
+        for node in nodes
+        if node in copies and node not in stand_ins and any(user not in members for user in node.users)
+    ]
     graph.output(tuple(results))
     module = torch.fx.GraphModule(torch.nn.Module(), graph)
-    return module, {copy.name: node for node, copy in copies.items()
-                    if node in members and node not in stand_ins}
+    return module, {copy.name: node for node, copy in copies.items() if node in members and node not in stand_ins}

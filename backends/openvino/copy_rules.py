@@ -34,16 +34,13 @@ from .node_names import op_name
 logger = logging.getLogger(__name__)
 
 # Full slices reach the edge graph as alias_copy.
-_ALWAYS_COPY = frozenset(
-    {"aten.clone.default", "dim_order_ops._clone_dim_order.default", "aten.alias_copy.default"}
-)
+_ALWAYS_COPY = frozenset({"aten.clone.default", "dim_order_ops._clone_dim_order.default", "aten.alias_copy.default"})
 _DTYPE_COPY = frozenset({"aten._to_copy.default", "dim_order_ops._to_dim_order_copy.default"})
 _SLICE = "aten.slice_copy.Tensor"
 
 # Dtypes a constant copy comes back exactly in, checked one by one (tests/test_copies.py).
 EXACT_CONSTANT_COPY_DTYPES: FrozenSet[torch.dtype] = frozenset(
-    {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32,
-     torch.float16, torch.bfloat16, torch.float32}
+    {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.float16, torch.bfloat16, torch.float32}
 )
 
 
@@ -130,8 +127,13 @@ class CopyPlacement:
         moved: Dict[str, str] = {}
         for partition in partitions:
             members = set(partition)
-            leaving = [node for node in members if is_copy(node) and self._is_constant(copy_source(node))
-                       and any(user not in members for user in node.users)]
+            leaving = [
+                node
+                for node in members
+                if is_copy(node)
+                and self._is_constant(copy_source(node))
+                and any(user not in members for user in node.users)
+            ]
             for node in leaving:
                 reason = self._why_constant_copy_leaves(node, members, leaving)
                 if reason is not None:

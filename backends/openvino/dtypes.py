@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet
 
-import openvino as ov
 import torch
+
+import openvino as ov
 
 OPENVINO_TYPES: Dict[torch.dtype, ov.Type] = {
     torch.float32: ov.Type.f32,

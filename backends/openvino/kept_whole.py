@@ -27,8 +27,9 @@ KEPT_WHOLE_OPS = frozenset({"aten.scaled_dot_product_attention.default"})
 _FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 
 
-def ops_kept_whole(program: ExportedProgram, op_types_to_skip: Collection[str], op_names_to_skip: Collection[str]
-                   ) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
+def ops_kept_whole(
+    program: ExportedProgram, op_types_to_skip: Collection[str], op_names_to_skip: Collection[str]
+) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
     """The ``ops_to_not_decompose`` answer: the ops, and which of their nodes to keep whole."""
     # Decided on the graph as given: ExecuTorch renames each kept node's op while it
     # goes through the graph, after which the shift no longer looks like one.

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Set
 
 import numpy as np
+
 import openvino as ov
 import openvino.opset13 as ov_ops
 from openvino.op.util import Variable, VariableInfo
@@ -73,8 +74,9 @@ class _Positions:
             size = self.parameter.get_output_partial_shape(0)[0].get_length()
             return ov_ops.constant(np.array([size], np.int64)).output(0)
         sizes = ov_ops.shape_of(self.counted, ov.Type.i64)
-        return ov_ops.gather(sizes, ov_ops.constant(np.array([self.count_dim], np.int64)),
-                             ov_ops.constant(np.array(0, np.int64))).output(0)
+        return ov_ops.gather(
+            sizes, ov_ops.constant(np.array([self.count_dim], np.int64)), ov_ops.constant(np.array(0, np.int64))
+        ).output(0)
 
     def marker(self, model: ov.Model, length: int) -> str:
         """The name the C++ runtime finds the positions by (CacheSequence in kv_cache.cpp)."""
@@ -95,9 +97,13 @@ def grow_kv_caches(model: ov.Model) -> ov.Model:
     count = where.count()
     # OpenVINO's fused attention wants a beam index it cannot fold: zeros computed
     # from the positions (batch 1, nothing reordered).
-    beam = ov_ops.convert(ov_ops.multiply(ov_ops.slice(positions, [0], [1], [1]),
-                                          ov_ops.constant(np.array([0], positions.get_element_type().to_dtype()))),
-                          ov.Type.i32)
+    beam = ov_ops.convert(
+        ov_ops.multiply(
+            ov_ops.slice(positions, [0], [1], [1]),
+            ov_ops.constant(np.array([0], positions.get_element_type().to_dtype())),
+        ),
+        ov.Type.i32,
+    )
     masked: Set[int] = set()
     for write in writes:
         _append(model, write, beam)
@@ -126,7 +132,11 @@ def _match(assign: ov.Node) -> Optional[_CacheWrite]:
     if read.get_type_name() != "ReadValue" or read.get_variable_id() != assign.get_variable_id():
         return None
     forth_order, back_order = _order(forth), _order(back)
-    if forth_order is None or back_order is None or [forth_order[i] for i in back_order] != list(range(len(back_order))):
+    if (
+        forth_order is None
+        or back_order is None
+        or [forth_order[i] for i in back_order] != list(range(len(back_order)))
+    ):
         return None
     shape = read.get_output_partial_shape(0)
     if not shape.is_static:
@@ -151,11 +161,15 @@ def _match(assign: ov.Node) -> Optional[_CacheWrite]:
         return None
     for node in attention:
         mask = node.input_value(3).get_partial_shape() if node.get_input_size() > 3 else None
-        if mask is None or not mask[mask.rank.get_length() - 1].is_static or \
-                mask[mask.rank.get_length() - 1].get_length() != shape[axis].get_length():
+        if (
+            mask is None
+            or not mask[mask.rank.get_length() - 1].is_static
+            or mask[mask.rank.get_length() - 1].get_length() != shape[axis].get_length()
+        ):
             return None
-    return _CacheWrite(assign, read, scatter.input_value(2), back_order, axis, shape[axis].get_length(),
-                       positions, attention)
+    return _CacheWrite(
+        assign, read, scatter.input_value(2), back_order, axis, shape[axis].get_length(), positions, attention
+    )
 
 
 def _order(transpose: ov.Node) -> Optional[List[int]]:
@@ -188,8 +202,11 @@ def _counted_from_start(add: ov.Node) -> Optional[_Positions]:
     steps, start = (_skip_converts(add.input_value(i).get_node()) for i in (0, 1))
     if steps.get_type_name() != "Range":
         steps, start = start, steps
-    if steps.get_type_name() != "Range" or not _is_scalar(steps.input_value(0), 0) \
-            or not _is_scalar(steps.input_value(2), 1):
+    if (
+        steps.get_type_name() != "Range"
+        or not _is_scalar(steps.input_value(0), 0)
+        or not _is_scalar(steps.input_value(2), 1)
+    ):
         return None
     size = _skip_converts(steps.input_value(1).get_node())
     shape = _skip_converts(size.input_value(0).get_node()) if size.get_type_name() == "Gather" else None
@@ -199,8 +216,11 @@ def _counted_from_start(add: ov.Node) -> Optional[_Positions]:
     if counted.get_type_name() != "Parameter" or dim is None or len(dim) != 1:
         return None
     # positions[0]: a Gather of element 0 on axis 0 of the positions Parameter.
-    if start.get_type_name() != "Gather" or not _is_scalar(start.input_value(1), 0) \
-            or not _is_scalar(start.input_value(2), 0):
+    if (
+        start.get_type_name() != "Gather"
+        or not _is_scalar(start.input_value(1), 0)
+        or not _is_scalar(start.input_value(2), 0)
+    ):
         return None
     parameter = start.input_value(0).get_node()
     if parameter.get_type_name() != "Parameter" or parameter is counted:
@@ -230,8 +250,12 @@ def _is_scalar(output: ov.Output, value: int) -> bool:
         # A size of a static shape, as the frontend computes it for negative indices.
         shape = node.input_value(0).get_node().input_value(0).get_partial_shape()
         index, axis = node.input_value(1).get_node(), node.input_value(2).get_node()
-        if not shape.is_static or index.get_type_name() != "Constant" or axis.get_type_name() != "Constant" \
-                or int(axis.get_vector()[0]) != 0:
+        if (
+            not shape.is_static
+            or index.get_type_name() != "Constant"
+            or axis.get_type_name() != "Constant"
+            or int(axis.get_vector()[0]) != 0
+        ):
             return False
         values = [shape[int(i)].get_length() for i in index.get_vector()]
     else:
@@ -287,6 +311,11 @@ def _cut_mask(attention: ov.Node, positions: ov.Node, count: ov.Output) -> None:
     start = ov_ops.slice(positions, [0], [1], [1])
     end = ov_ops.add(ov_ops.convert(start, ov.Type.i64), count)
     mask = attention.input_value(3)
-    cut = ov_ops.slice(mask, ov_ops.constant(np.array([0], np.int64)), end,
-                       ov_ops.constant(np.array([1], np.int64)), ov_ops.constant(np.array([-1], np.int64)))
+    cut = ov_ops.slice(
+        mask,
+        ov_ops.constant(np.array([0], np.int64)),
+        end,
+        ov_ops.constant(np.array([1], np.int64)),
+        ov_ops.constant(np.array([-1], np.int64)),
+    )
     attention.input(3).replace_source_output(cut.output(0))

@@ -89,9 +89,7 @@ def _installed_openvino() -> str:
         return "none"
 
 
-def set_load_options(
-    *, inference_precision: Optional[str] = None, cache_dir: Optional[str] = None
-) -> None:
+def set_load_options(*, inference_precision: Optional[str] = None, cache_dir: Optional[str] = None) -> None:
     """Sets options for every OpenVINO delegate loaded from now on in this process.
 
     They win over what the program was lowered with. An empty string clears an

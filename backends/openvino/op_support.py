@@ -20,9 +20,7 @@ logger = logging.getLogger(__name__)
 
 # ExecuTorch's dim-order copies: preprocess turns them back into aten ops that
 # OpenVINO's frontend converts (DimOrderOpsRevertPass).
-DIM_ORDER_OPS = frozenset(
-    {"dim_order_ops._clone_dim_order.default", "dim_order_ops._to_dim_order_copy.default"}
-)
+DIM_ORDER_OPS = frozenset({"dim_order_ops._clone_dim_order.default", "dim_order_ops._to_dim_order_copy.default"})
 
 
 @functools.lru_cache(maxsize=1)
@@ -32,16 +30,21 @@ def openvino_supported_ops() -> FrozenSet[str]:
 
     names = set()
     for key in OperatorSupport([])._support_dict:
-        names.add(key[len("torch.ops."):] if key.startswith("torch.ops.") else key)
+        names.add(key[len("torch.ops.") :] if key.startswith("torch.ops.") else key)
     return frozenset(names | DIM_ORDER_OPS | KEPT_WHOLE_OPS)
 
 
 # Checks that ExecuTorch removes before it runs a program (RemoveGraphAssertsPass in
 # to_executorch), and the conversion removes before OpenVINO sees a partition.
-ASSERT_OPS = frozenset({
-    "aten._assert_async.msg", "aten._assert_scalar.default", "aten.sym_constrain_range_for_size.default",
-    "aten.sym_constrain_range.default", "aten._assert_tensor_metadata.default",
-})
+ASSERT_OPS = frozenset(
+    {
+        "aten._assert_async.msg",
+        "aten._assert_scalar.default",
+        "aten.sym_constrain_range_for_size.default",
+        "aten.sym_constrain_range.default",
+        "aten._assert_tensor_metadata.default",
+    }
+)
 
 
 def assert_nodes(graph: torch.fx.Graph) -> FrozenSet[torch.fx.Node]:

@@ -12,14 +12,14 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export.exported_program import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
+from .attention_layout import copy_before_views_after_attention
 from .buffer_state import constant_input_names, tag_owned_buffers
-from .compressed_weights import warn_about_unpacks_on_cpu
 from .compile_specs import parse_compile_specs, with_defaults
+from .compressed_weights import warn_about_unpacks_on_cpu
 from .conversion_check import unconvertible_nodes
 from .copy_rules import CopyPlacement
-from .node_names import matches_op_type, op_name
 from .kept_whole import SDPA, ops_kept_whole
-from .attention_layout import copy_before_views_after_attention
+from .node_names import matches_op_type, op_name
 from .op_support import OpenvinoOperatorSupport
 from .preprocess import BACKEND_ID
 from .symint_boundary import symbolic_values_crossing
@@ -58,8 +58,9 @@ class OpenvinoPartitioner(Partitioner):
         self.op_types_to_skip = frozenset(op_types_to_skip or ())
         self.op_names_to_skip = frozenset(op_names_to_skip or ())
 
-    def ops_to_not_decompose(self, ep: ExportedProgram
-                             ) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
+    def ops_to_not_decompose(
+        self, ep: ExportedProgram
+    ) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
         """Attention and NNCF's 4-bit weight unpacking stay whole for OpenVINO (see kept_whole.py)."""
         return ops_kept_whole(ep, self.op_types_to_skip, self.op_names_to_skip)
 
@@ -98,21 +99,21 @@ class OpenvinoPartitioner(Partitioner):
         tag_constant_data(exported_program)
         owned = tag_owned_buffers(exported_program)
         warn_about_unpacks_on_cpu(exported_program.graph, constant_input_names(exported_program))
-        logger.info("OpenVINO partitioner: %d partition(s), %d buffer(s) kept as OpenVINO state",
-                    len(tags), len(owned))
+        logger.info("OpenVINO partitioner: %d partition(s), %d buffer(s) kept as OpenVINO state", len(tags), len(owned))
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
 
-
     def _propose_partitions(self, exported_program: ExportedProgram, cpu_nodes: Dict[str, str]):
-        support = OpenvinoOperatorSupport(self.op_types_to_skip, self.op_names_to_skip, cpu_nodes,
-                                          constant_input_names(exported_program))
+        support = OpenvinoOperatorSupport(
+            self.op_types_to_skip, self.op_names_to_skip, cpu_nodes, constant_input_names(exported_program)
+        )
         return CapabilityBasedPartitioner(
             exported_program.graph_module, support, allows_single_node_partition=True
         ).propose_partitions()
 
 
-def _unconvertible(exported_program: ExportedProgram, partitions: list,
-                   converted: Set[FrozenSet[str]]) -> Dict[str, str]:
+def _unconvertible(
+    exported_program: ExportedProgram, partitions: list, converted: Set[FrozenSet[str]]
+) -> Dict[str, str]:
     """Nodes of the proposed partitions that OpenVINO's frontend fails on, with the reason.
 
     `converted` remembers the partitions that converted, so that each is tried once.

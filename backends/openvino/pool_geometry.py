@@ -29,8 +29,7 @@ class AvgPool:
 
     @staticmethod
     def of(node: torch.fx.Node, spatial: int) -> "AvgPool":
-        names = ("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad",
-                 "divisor_override")
+        names = ("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
         args = dict(zip(names, node.args))
         args.update(node.kwargs)
         kernel = _ints(args["kernel_size"], spatial)

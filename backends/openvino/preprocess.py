@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 from typing import List, final
 
-import openvino as ov
 from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 from torch.export import ExportedProgram
+
+import openvino as ov
 
 from .blob import write_blob
 from .compile_specs import OpenvinoOptions, available_devices, device_type, parse_compile_specs
@@ -51,6 +52,7 @@ def check_compiles(model: ov.Model, options: OpenvinoOptions) -> None:
         ov.Core().compile_model(model, options.device, config)
     else:
         logger.warning(
-            "OpenVINO device %s is not on this machine (%s): the delegate is compiled first "
-            "when the program is loaded", options.device, ", ".join(sorted(here)),
+            "OpenVINO device %s is not on this machine (%s): the delegate is compiled first when the program is loaded",
+            options.device,
+            ", ".join(sorted(here)),
         )

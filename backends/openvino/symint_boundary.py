@@ -25,9 +25,12 @@ def symbolic_values_crossing(partitions: Iterable[Iterable[torch.fx.Node]]) -> D
         for node in members:
             for argument in node.all_input_nodes:
                 if argument not in members and is_symbolic_scalar(argument.meta.get("val")):
-                    moved[node.name] = (f"it reads the symbolic value {argument.name!r} from outside its "
-                                        "partition, and a delegate's inputs are tensors")
+                    moved[node.name] = (
+                        f"it reads the symbolic value {argument.name!r} from outside its "
+                        "partition, and a delegate's inputs are tensors"
+                    )
             if is_symbolic_scalar(node.meta.get("val")) and any(user not in members for user in node.users):
-                moved[node.name] = ("it makes a symbolic value that is read outside its partition, and a "
-                                    "delegate's outputs are tensors")
+                moved[node.name] = (
+                    "it makes a symbolic value that is read outside its partition, and a delegate's outputs are tensors"
+                )
     return moved

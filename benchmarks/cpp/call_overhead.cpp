@@ -73,7 +73,9 @@ struct Args {
 };
 
 /// The value of element k of input j; both engines get the same.
-float input_value(size_t j, size_t k) { return static_cast<float>(static_cast<int>((7 * k + 5 * j) % 17) - 8) / 8.0f; }
+float input_value(size_t j, size_t k) {
+  return static_cast<float>(static_cast<int>((7 * k + 5 * j) % 17) - 8) / 8.0f;
+}
 
 /// An ExecuTorch float tensor with its own memory, contiguous.
 struct HostTensor {
@@ -242,8 +244,7 @@ bool parse_args(int argc, char** argv, Args& args) {
 int main(int argc, char** argv) {
   Args args;
   if (!parse_args(argc, argv, args)) {
-    std::fprintf(stderr, "usage: %s program.pte [--precision f32|bf16|f16] [--rounds N] [--round-ms MS]\n",
-                 argv[0]);
+    std::fprintf(stderr, "usage: %s program.pte [--precision f32|bf16|f16] [--rounds N] [--round-ms MS]\n", argv[0]);
     return 1;
   }
   executorch::runtime::runtime_init();
@@ -273,10 +274,10 @@ int main(int argc, char** argv) {
   Series ours_series, alone_series;
   for (int round = 0; round < args.rounds; ++round) {
     const bool ours_first = round % 2 == 0;
-    const bool ok = ours_first ? run_round(call_ours, args.round_ms, ours_series) &&
-                                     run_round(call_alone, args.round_ms, alone_series)
-                               : run_round(call_alone, args.round_ms, alone_series) &&
-                                     run_round(call_ours, args.round_ms, ours_series);
+    const bool ok =
+        ours_first
+            ? run_round(call_ours, args.round_ms, ours_series) && run_round(call_alone, args.round_ms, alone_series)
+            : run_round(call_alone, args.round_ms, alone_series) && run_round(call_ours, args.round_ms, ours_series);
     if (!ok) {
       std::fprintf(stderr, "a call failed in round %d\n", round);
       return 2;
@@ -296,7 +297,8 @@ int main(int argc, char** argv) {
   double largest = 0, difference = 0;
   for (size_t k = 0; k < numel; ++k) {
     largest = std::max(largest, std::fabs(static_cast<double>(expected[k])));
-    difference = std::max(difference, std::fabs(static_cast<double>(ours_output.const_data_ptr<float>()[k]) - expected[k]));
+    difference =
+        std::max(difference, std::fabs(static_cast<double>(ours_output.const_data_ptr<float>()[k]) - expected[k]));
   }
   std::printf(
       "{\"program\": \"%s\", \"precision\": \"%s\", \"rounds\": %d, \"round_ms\": %.0f,\n"

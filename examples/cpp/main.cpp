@@ -1,13 +1,13 @@
 // Runs forward of a fully delegated .pte on all-ones float inputs and prints the outputs.
 // It links no kernel library, so every op of the program must run in the OpenVINO delegate.
-#include <algorithm>
-#include <cstdio>
-#include <vector>
 #include <executorch/extension/data_loader/file_data_loader.h>
 #include <executorch/extension/memory_allocator/malloc_memory_allocator.h>
 #include <executorch/runtime/executor/program.h>
 #include <executorch/runtime/platform/runtime.h>
 #include <executorch_openvino/backend.h>
+#include <algorithm>
+#include <cstdio>
+#include <vector>
 
 using namespace executorch::runtime;
 
@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < method->outputs_size(); ++i) {
     auto output = method->get_output(i).toTensor();
     std::printf("output %zu:", i);
-    for (executorch::aten::SizesType k = 0; k < output.numel(); ++k) std::printf(" %.7g", output.const_data_ptr<float>()[k]);
+    for (executorch::aten::SizesType k = 0; k < output.numel(); ++k)
+      std::printf(" %.7g", output.const_data_ptr<float>()[k]);
     std::printf("\n");
   }
   return 0;

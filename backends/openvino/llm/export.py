@@ -80,8 +80,10 @@ def export_llm(
         Path("llama.pte").write_bytes(program.buffer)
     """
     if not getattr(args, "use_kv_cache", True):
-        raise ValueError("export_llm: the model must be built with use_kv_cache=True; "
-                         "ExecuTorch's LLM runner feeds one token per call after the prompt")
+        raise ValueError(
+            "export_llm: the model must be built with use_kv_cache=True; "
+            "ExecuTorch's LLM runner feeds one token per call after the prompt"
+        )
     tokens = torch.tensor([[bos_id, bos_id]], dtype=torch.long)
     positions = torch.tensor([0], dtype=torch.long)
     dynamic_shapes = None
@@ -94,8 +96,9 @@ def export_llm(
         example = (tokens, {"input_pos": positions})
         exported = torch.export.export(model.eval(), example, dynamic_shapes=dynamic_shapes)
         if weight_compression:
-            exported = torch.export.export(_compressed(exported, weight_compression), example,
-                                           dynamic_shapes=dynamic_shapes)
+            exported = torch.export.export(
+                _compressed(exported, weight_compression), example, dynamic_shapes=dynamic_shapes
+            )
         edge = to_edge_transform_and_lower(
             exported,
             partitioner=[OpenvinoPartitioner(compile_specs)],
@@ -109,8 +112,9 @@ def _compressed(exported: torch.export.ExportedProgram, settings: Mapping[str, A
     try:
         import nncf
     except ImportError as error:
-        raise ImportError("export_llm: weight_compression needs NNCF: "
-                          "pip install 'executorch-openvino[quantization]'") from error
+        raise ImportError(
+            "export_llm: weight_compression needs NNCF: pip install 'executorch-openvino[quantization]'"
+        ) from error
     settings = dict(settings)
     settings["mode"] = nncf.CompressWeightsMode(settings.get("mode", nncf.CompressWeightsMode.INT8_ASYM))
     return nncf.compress_weights(exported.module(), **settings)
@@ -120,26 +124,33 @@ def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool):
     from executorch.examples.models.llama.model_args import ModelArgs
 
     settings = json.loads(params.read_text())
-    settings.update(max_seq_len=max_seq_len, max_context_len=max_seq_len, use_kv_cache=True,
-                    enable_dynamic_shape=dynamic_shape)
+    settings.update(
+        max_seq_len=max_seq_len, max_context_len=max_seq_len, use_kv_cache=True, enable_dynamic_shape=dynamic_shape
+    )
     return ModelArgs(**settings)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--params", type=Path, required=True,
-                        help="params.json of a Llama checkpoint (dim, n_layers, n_heads, ...)")
+    parser.add_argument(
+        "--params", type=Path, required=True, help="params.json of a Llama checkpoint (dim, n_layers, n_heads, ...)"
+    )
     parser.add_argument("--checkpoint", type=Path, help="its weights (.pth); random weights without it")
     parser.add_argument("--output", type=Path, required=True, help="the .pte to write")
     parser.add_argument("--max-seq-len", type=int, default=256)
-    parser.add_argument("--static-shape", action="store_true",
-                        help="export for one token per call (the runner then prefills token by token)")
+    parser.add_argument(
+        "--static-shape",
+        action="store_true",
+        help="export for one token per call (the runner then prefills token by token)",
+    )
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
-    parser.add_argument("--weight-compression", choices=["int8_asym", "int8_sym", "int4_sym", "int4_asym"],
-                        help="compress the weights with NNCF (the quantization extra)")
-    parser.add_argument("--group-size", type=int,
-                        help="INT4 group size (NNCF's default without it; -1: per channel)")
+    parser.add_argument(
+        "--weight-compression",
+        choices=["int8_asym", "int8_sym", "int4_sym", "int4_asym"],
+        help="compress the weights with NNCF (the quantization extra)",
+    )
+    parser.add_argument("--group-size", type=int, help="INT4 group size (NNCF's default without it; -1: per channel)")
     parser.add_argument("--bos-id", type=int, default=1)
     parser.add_argument("--eos-id", type=int, action="append", help="repeat for several; default 2")
     options = parser.parse_args(argv)
@@ -153,7 +164,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         state = torch.load(options.checkpoint, map_location="cpu", weights_only=True)
         missing, unexpected = model.load_state_dict(state, strict=False)
         # The caches and the rope tables are buffers the checkpoint does not hold.
-        missing = [name for name in missing if not name.endswith(("k_cache", "v_cache", "mask", "freqs_cos", "freqs_sin"))]
+        missing = [
+            name for name in missing if not name.endswith(("k_cache", "v_cache", "mask", "freqs_cos", "freqs_sin"))
+        ]
         if missing or unexpected:
             raise SystemExit(f"checkpoint does not fit params: missing {missing[:5]}, unexpected {unexpected[:5]}")
     specs = openvino_compile_specs(device=options.device, inference_precision=options.precision)
@@ -162,8 +175,14 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         compression = {"mode": options.weight_compression}
         if options.group_size is not None:
             compression["group_size"] = options.group_size
-    program = export_llm(model, args, compile_specs=specs, bos_id=options.bos_id,
-                         eos_ids=options.eos_id or [2], weight_compression=compression)
+    program = export_llm(
+        model,
+        args,
+        compile_specs=specs,
+        bos_id=options.bos_id,
+        eos_ids=options.eos_id or [2],
+        weight_compression=compression,
+    )
     options.output.write_bytes(program.buffer)
     logger.info("wrote %s (%.1f MB)", options.output, len(program.buffer) / 1e6)
 

@@ -52,9 +52,7 @@ def cast_reduction_input(graph_module: torch.fx.GraphModule) -> torch.fx.GraphMo
         if not _is_integer_or_bool(source_value.dtype) or source_value.dtype == result_value.dtype:
             continue
         with graph.inserting_before(node):
-            cast = graph.call_function(
-                exir_ops.edge.aten._to_copy.default, (source,), {"dtype": result_value.dtype}
-            )
+            cast = graph.call_function(exir_ops.edge.aten._to_copy.default, (source,), {"dtype": result_value.dtype})
         # Only "val": the source's other metadata (tensor_meta) describes its old dtype.
         cast.meta = {"val": source_value.to(result_value.dtype)}
         node.replace_input_with(source, cast)

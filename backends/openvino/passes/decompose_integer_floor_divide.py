@@ -35,9 +35,7 @@ def decompose_integer_floor_divide(graph_module: torch.fx.GraphModule) -> torch.
             continue
         dividend, divisor = node.args[0], node.args[1]
         with graph.inserting_before(node):
-            quotient = graph.call_function(
-                aten.div.Tensor_mode, (dividend, divisor), {"rounding_mode": "trunc"}
-            )
+            quotient = graph.call_function(aten.div.Tensor_mode, (dividend, divisor), {"rounding_mode": "trunc"})
             remainder = graph.call_function(
                 aten.sub.Tensor, (dividend, graph.call_function(aten.mul.Tensor, (quotient, divisor)))
             )

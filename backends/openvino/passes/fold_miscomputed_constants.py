@@ -44,10 +44,10 @@ from ..node_names import op_name
 
 logger = logging.getLogger(__name__)
 
+
 def _integer_result(node: torch.fx.Node) -> bool:
     value = node.meta.get("val")
-    return (isinstance(value, torch.Tensor) and not value.dtype.is_floating_point
-            and not value.dtype.is_complex)
+    return isinstance(value, torch.Tensor) and not value.dtype.is_floating_point and not value.dtype.is_complex
 
 
 # Op name -> which of its nodes OpenVINO's CPU plugin miscomputes over constants.
@@ -74,7 +74,10 @@ def fold_miscomputed_constants(graph_module: torch.fx.GraphModule) -> torch.fx.G
             logger.warning(
                 "OpenVINO delegate: cannot compute %s%s over constants at lowering (%s: %s); "
                 "OpenVINO computes it, and its CPU plugin can give it wrong results",
-                node.name, _source(node), type(error).__name__, (str(error).splitlines() or [""])[0],
+                node.name,
+                _source(node),
+                type(error).__name__,
+                (str(error).splitlines() or [""])[0],
             )
             continue
         _replace_with_constant(graph_module, node, chain, value)
@@ -188,8 +191,10 @@ def _evaluate(graph_module: torch.fx.GraphModule, chain: List[torch.fx.Node]) ->
     if type(result) is not torch.Tensor or result.device.type != "cpu":
         raise TypeError(f"it computed a {type(result).__name__} on {getattr(result, 'device', None)}")
     if result.dtype != expected.dtype or tuple(result.shape) != tuple(expected.shape):
-        raise TypeError(f"it computed {result.dtype}{tuple(result.shape)}, the program expects "
-                        f"{expected.dtype}{tuple(expected.shape)}")
+        raise TypeError(
+            f"it computed {result.dtype}{tuple(result.shape)}, the program expects "
+            f"{expected.dtype}{tuple(expected.shape)}"
+        )
     return result.contiguous()
 
 

@@ -28,7 +28,8 @@ def rewrite_embedding_bag_last_offset(graph_module: torch.fx.GraphModule) -> tor
             continue
         args = list(node.args)
         include_last_offset = node.kwargs.get(
-            "include_last_offset", args[_INCLUDE_LAST_OFFSET] if len(args) > _INCLUDE_LAST_OFFSET else False)
+            "include_last_offset", args[_INCLUDE_LAST_OFFSET] if len(args) > _INCLUDE_LAST_OFFSET else False
+        )
         if not include_last_offset:
             continue
         with graph.inserting_before(node):

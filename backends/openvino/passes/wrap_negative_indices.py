@@ -25,9 +25,13 @@ INDEX = "aten.index.Tensor"
 def integer_index_dims(node: torch.fx.Node) -> List[int]:
     """The dimensions that an index.Tensor node indexes with integer tensors, if two or more."""
     indices: List[Optional[torch.fx.Node]] = list(node.args[1])
-    dims = [dim for dim, index in enumerate(indices)
-            if isinstance(index, torch.fx.Node) and not index.meta["val"].dtype.is_floating_point
-            and index.meta["val"].dtype != torch.bool]
+    dims = [
+        dim
+        for dim, index in enumerate(indices)
+        if isinstance(index, torch.fx.Node)
+        and not index.meta["val"].dtype.is_floating_point
+        and index.meta["val"].dtype != torch.bool
+    ]
     return dims if len([index for index in indices if index is not None]) >= 2 else []
 
 

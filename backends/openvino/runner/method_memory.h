@@ -31,8 +31,8 @@ class MethodMemory {
  private:
   // The members are built in this order: the buffers and their spans before the
   // allocator that hands them out.
-  static std::vector<executorch::runtime::Span<uint8_t>> allocate(
-      const executorch::runtime::MethodMeta& meta, std::vector<std::unique_ptr<uint8_t[]>>& buffers) {
+  static std::vector<executorch::runtime::Span<uint8_t>> allocate(const executorch::runtime::MethodMeta& meta,
+                                                                  std::vector<std::unique_ptr<uint8_t[]>>& buffers) {
     std::vector<executorch::runtime::Span<uint8_t>> spans;
     for (size_t i = 0; i < meta.num_memory_planned_buffers(); ++i) {
       const size_t size = static_cast<size_t>(meta.memory_planned_buffer_size(i).get());

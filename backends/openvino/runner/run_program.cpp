@@ -98,7 +98,8 @@ std::string parse(int argc, char** argv, Options& options) {
     } else if (arg == "--iterations") {
       char* end = nullptr;
       options.iterations = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || options.iterations < 1) return std::string("--iterations ") + argv[i] + " is not a count >= 1";
+      if (*end != '\0' || options.iterations < 1)
+        return std::string("--iterations ") + argv[i] + " is not a count >= 1";
     } else if (takes_value) {
       return "unknown option " + arg;
     } else if (options.program.empty()) {
@@ -217,8 +218,10 @@ int set_inputs(Method& method, std::vector<InputTensor>& inputs) {
   for (size_t j = 0; j < inputs.size(); ++j) {
     const Error error = method.set_input(EValue(executorch::aten::Tensor(inputs[j].impl.get())), j);
     if (error != Error::Ok) {
-      std::fprintf(stderr, "input %zu was refused by the method (%s): a static dimension differs or a dynamic one "
-                   "passes its bound; see ExecuTorch's log above\n", j, executorch::runtime::to_string(error));
+      std::fprintf(stderr,
+                   "input %zu was refused by the method (%s): a static dimension differs or a dynamic one "
+                   "passes its bound; see ExecuTorch's log above\n",
+                   j, executorch::runtime::to_string(error));
       return kInput;
     }
   }
@@ -237,15 +240,24 @@ NpyArray to_array(const executorch::aten::Tensor& tensor) {
 double value_at(const NpyArray& array, size_t k) {
   const uint8_t* data = array.bytes.data();
   switch (array.dtype) {
-    case ScalarType::Float: return reinterpret_cast<const float*>(data)[k];
-    case ScalarType::Double: return reinterpret_cast<const double*>(data)[k];
-    case ScalarType::Long: return static_cast<double>(reinterpret_cast<const int64_t*>(data)[k]);
-    case ScalarType::Int: return reinterpret_cast<const int32_t*>(data)[k];
-    case ScalarType::Short: return reinterpret_cast<const int16_t*>(data)[k];
-    case ScalarType::Char: return reinterpret_cast<const int8_t*>(data)[k];
-    case ScalarType::Byte: return data[k];
-    case ScalarType::Bool: return data[k] != 0;
-    default: return 0.0;
+    case ScalarType::Float:
+      return reinterpret_cast<const float*>(data)[k];
+    case ScalarType::Double:
+      return reinterpret_cast<const double*>(data)[k];
+    case ScalarType::Long:
+      return static_cast<double>(reinterpret_cast<const int64_t*>(data)[k]);
+    case ScalarType::Int:
+      return reinterpret_cast<const int32_t*>(data)[k];
+    case ScalarType::Short:
+      return reinterpret_cast<const int16_t*>(data)[k];
+    case ScalarType::Char:
+      return reinterpret_cast<const int8_t*>(data)[k];
+    case ScalarType::Byte:
+      return data[k];
+    case ScalarType::Bool:
+      return data[k] != 0;
+    default:
+      return 0.0;
   }
 }
 
@@ -259,7 +271,8 @@ int report_outputs(const Method& method, const Options& options) {
     }
     const NpyArray array = to_array(value.toTensor());
     std::printf("output %zu: %s [", i, executorch::runtime::toString(array.dtype));
-    for (size_t d = 0; d < array.shape.size(); ++d) std::printf("%s%lld", d ? ", " : "", static_cast<long long>(array.shape[d]));
+    for (size_t d = 0; d < array.shape.size(); ++d)
+      std::printf("%s%lld", d ? ", " : "", static_cast<long long>(array.shape[d]));
     const size_t numel = array.bytes.size() / executorch::runtime::elementSize(array.dtype);
     const bool printable = array.dtype != ScalarType::Half && array.dtype != ScalarType::BFloat16;
     std::printf("]%s", printable ? " =" : "");
@@ -315,7 +328,8 @@ executorch::runtime::BackendOptions<2> load_options(const Options& options) {
 }
 
 int run(const Options& options) {
-  Result<executorch::extension::FileDataLoader> loader = executorch::extension::FileDataLoader::from(options.program.c_str());
+  Result<executorch::extension::FileDataLoader> loader =
+      executorch::extension::FileDataLoader::from(options.program.c_str());
   if (!loader.ok()) {
     std::fprintf(stderr, "cannot read %s\n", options.program.c_str());
     return kUsage;

@@ -3,6 +3,7 @@
  * carried in the blob, execute binds tensors and runs inference, destroy frees.
  * It registers itself under kBackendId when the library is loaded.
  */
+#include <array>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -63,8 +64,7 @@ struct Delegate {
 ov::CompiledModel compile_from_memory(ov::Core& core, const VerifiedIr& ir, const CompileSettings& options) {
   const BlobView& blob = ir.blob();
   // The weights tensor borrows the blob's memory, which the delegate keeps.
-  const ov::Tensor weights(ov::element::u8, ov::Shape{blob.ir_weights_size},
-                           const_cast<uint8_t*>(blob.ir_weights));
+  const ov::Tensor weights(ov::element::u8, ov::Shape{blob.ir_weights_size}, const_cast<uint8_t*>(blob.ir_weights));
   return core.compile_model(std::string(blob.ir_xml), weights, options.device, compile_config(options));
 }
 
@@ -105,8 +105,7 @@ Result<ov::CompiledModel> compile_blob(const BlobView& blob, const CompileSettin
   return compile_from_memory(core, *verified, settings);
 }
 
-Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,
-                                                   const CompileSettings& options) {
+Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, const CompileSettings& options) {
   // The checksum is checked where the IR is read: a model cache hit reads none of it.
   Result<BlobView> blob = parse_blob_header(processed.data(), processed.size());
   if (!blob.ok()) {
@@ -146,8 +145,7 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed,
       delegate->outputs.emplace_back(outputs[i], i);
     }
   } catch (const std::exception& e) {
-    ET_LOG(Error, "OpenVINO delegate: compiling for device %s failed: %s", options.device.c_str(),
-           e.what());
+    ET_LOG(Error, "OpenVINO delegate: compiling for device %s failed: %s", options.device.c_str(), e.what());
     return Error::DelegateInvalidCompatibility;
   }
   delegate->blob.emplace(std::move(processed));
@@ -177,22 +175,20 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
       std::lock_guard<std::mutex> lock(load_options_mutex_);
       process_options = load_options_;
     }
-    ET_CHECK_OK_OR_RETURN_ERROR(
-        apply_load_options(*options, process_options, context.runtime_specs()));
+    ET_CHECK_OK_OR_RETURN_ERROR(apply_load_options(*options, process_options, context.runtime_specs()));
 
     Result<std::unique_ptr<Delegate>> delegate = compile_delegate(*processed, *options);
     if (!delegate.ok()) {
       return delegate.error();
     }
     ET_LOG(Info, "OpenVINO delegate loaded on %s at inference precision %s (%zu inputs, %zu outputs), %s",
-           options->device.c_str(), precision_of((*delegate)->compiled).c_str(),
-           (*delegate)->inputs.size(), (*delegate)->outputs.size(),
+           options->device.c_str(), precision_of((*delegate)->compiled).c_str(), (*delegate)->inputs.size(),
+           (*delegate)->outputs.size(),
            imported_from_cache((*delegate)->compiled) ? "imported from the model cache" : "compiled");
     return delegate->release();
   }
 
-  Error execute(BackendExecutionContext& context, DelegateHandle* handle,
-                Span<EValue*> args) const override {
+  Error execute(BackendExecutionContext& context, DelegateHandle* handle, Span<EValue*> args) const override {
     auto* delegate = static_cast<Delegate*>(handle);
     if (delegate == nullptr) {
       return Error::InvalidState;
@@ -200,8 +196,8 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
     const size_t num_inputs = delegate->inputs.size();
     const size_t num_outputs = delegate->outputs.size();
     if (args.size() != num_inputs + num_outputs) {
-      ET_LOG(Error, "OpenVINO delegate: called with %zu values, expected %zu inputs and %zu outputs",
-             args.size(), num_inputs, num_outputs);
+      ET_LOG(Error, "OpenVINO delegate: called with %zu values, expected %zu inputs and %zu outputs", args.size(),
+             num_inputs, num_outputs);
       return Error::InvalidArgument;
     }
     try {
@@ -243,8 +239,7 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
     std::unique_ptr<Delegate> delegate(static_cast<Delegate*>(handle));
   }
 
-  Error set_option(BackendOptionContext& context,
-                   const Span<BackendOption>& backend_options) override {
+  Error set_option(BackendOptionContext& context, const Span<BackendOption>& backend_options) override {
     std::lock_guard<std::mutex> lock(load_options_mutex_);
     LoadOptions updated = load_options_;
     for (const BackendOption& option : backend_options) {
@@ -284,8 +279,7 @@ const char* etov_openvino_version() {
 
 int etov_set_load_option(const char* key, const char* value) {
   using executorch::runtime::BackendOption;
-  if (key == nullptr || value == nullptr ||
-      std::strlen(key) >= executorch::runtime::kMaxOptionKeyLength ||
+  if (key == nullptr || value == nullptr || std::strlen(key) >= executorch::runtime::kMaxOptionKeyLength ||
       std::strlen(value) >= executorch::runtime::kMaxOptionValueLength) {
     return static_cast<int>(executorch::runtime::Error::InvalidArgument);
   }
@@ -294,8 +288,8 @@ int etov_set_load_option(const char* key, const char* value) {
   std::array<char, executorch::runtime::kMaxOptionValueLength> text{};
   std::strncpy(text.data(), value, text.size() - 1);
   option.value = text;
-  return static_cast<int>(executorch::runtime::set_option(
-      executorch_openvino::kBackendId, executorch::runtime::Span<BackendOption>(&option, 1)));
+  return static_cast<int>(executorch::runtime::set_option(executorch_openvino::kBackendId,
+                                                          executorch::runtime::Span<BackendOption>(&option, 1)));
 }
 
 }  // extern "C"

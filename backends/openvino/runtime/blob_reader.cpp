@@ -61,8 +61,8 @@ Result<VerifiedIr> VerifiedIr::verify(const BlobView& blob) {
   const auto* xml = reinterpret_cast<const uint8_t*>(blob.ir_xml.data());
   const uint32_t crc = crc32(blob.ir_weights, blob.ir_weights_size, crc32(xml, blob.ir_xml.size()));
   if (crc != blob.stored_checksum) {
-    ET_LOG(Error, "OpenVINO blob: checksum %08x does not match the stored %08x; the program is damaged",
-           crc, blob.stored_checksum);
+    ET_LOG(Error, "OpenVINO blob: checksum %08x does not match the stored %08x; the program is damaged", crc,
+           blob.stored_checksum);
     return Error::InvalidArgument;
   }
   return VerifiedIr(blob);
@@ -93,8 +93,8 @@ Result<BlobView> parse_blob_header(const void* data, size_t size) {
     return Error::InvalidArgument;
   }
   if (header_size != kBlobHeaderSize) {
-    ET_LOG(Error, "OpenVINO blob: header size %u is not the %u bytes of format version %u",
-           header_size, kBlobHeaderSize, view.format_version);
+    ET_LOG(Error, "OpenVINO blob: header size %u is not the %u bytes of format version %u", header_size,
+           kBlobHeaderSize, view.format_version);
     return Error::InvalidArgument;
   }
   const char* version = reinterpret_cast<const char*>(bytes + kBlobWriterVersionOffset);
@@ -109,8 +109,8 @@ Result<BlobView> parse_blob_header(const void* data, size_t size) {
     return Error::InvalidArgument;
   }
   uint64_t weights_offset = 0;
-  if (!align_up(header_size + xml_size, kBlobAlignment, &weights_offset) ||
-      weights_offset > size || weights_size > size - weights_offset) {
+  if (!align_up(header_size + xml_size, kBlobAlignment, &weights_offset) || weights_offset > size ||
+      weights_size > size - weights_offset) {
     ET_LOG(Error, "OpenVINO blob: IR weights (%llu bytes) do not fit a blob of %zu bytes",
            static_cast<unsigned long long>(weights_size), size);
     return Error::InvalidArgument;

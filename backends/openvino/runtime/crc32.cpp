@@ -13,8 +13,8 @@ namespace {
 constexpr uint32_t kReflectedPolynomial = 0xEDB88320u;
 
 uint32_t read_le32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
-         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
+         static_cast<uint32_t>(p[3]) << 24;
 }
 
 // Slicing-by-8 tables, built at compile time.
@@ -75,7 +75,9 @@ __attribute__((target("pclmul"))) inline __m128i fold(__m128i lane, __m128i cons
   return _mm_xor_si128(_mm_xor_si128(low, high), next);
 }
 
-inline __m128i load(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+inline __m128i load(const uint8_t* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
 
 // Needs size >= 64 and a multiple of 16.
 __attribute__((target("pclmul"))) uint32_t update_folded(uint32_t state, const uint8_t* data, size_t size) {
@@ -147,8 +149,7 @@ uint32_t folded(const uint8_t* data, size_t size, uint32_t crc) {
 }  // namespace crc32_impl
 
 uint32_t crc32(const uint8_t* data, size_t size, uint32_t crc) {
-  return crc32_impl::folded_available() ? crc32_impl::folded(data, size, crc)
-                                        : crc32_impl::portable(data, size, crc);
+  return crc32_impl::folded_available() ? crc32_impl::folded(data, size, crc) : crc32_impl::portable(data, size, crc);
 }
 
 }  // namespace executorch_openvino

@@ -62,8 +62,7 @@ fs::path temporary_next_to(const fs::path& target) {
 
 // Writes `data` to `target` through a temporary file; when `later_than` is set,
 // the file's modification time is pushed past it by at least a second.
-bool write_file(const fs::path& target, const void* data, size_t size,
-                const fs::file_time_type* later_than) {
+bool write_file(const fs::path& target, const void* data, size_t size, const fs::file_time_type* later_than) {
   const fs::path temporary = temporary_next_to(target);
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
@@ -193,8 +192,7 @@ Result<CacheLoad> load_through_model_cache(ov::Core& core, const BlobView& blob,
     return load;
   }
   if (found) {
-    ET_LOG(Error, "OpenVINO model cache: %s does not hold this program's IR; writing it again",
-           files.xml.c_str());
+    ET_LOG(Error, "OpenVINO model cache: %s does not hold this program's IR; writing it again", files.xml.c_str());
   }
   return write_and_compile(core, files, std::move(*ir), options);
 }

@@ -44,12 +44,12 @@ IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob);
 /// What a load through the model cache came to.
 struct CacheLoad {
   enum class Outcome {
-    kCompiled,       // `compiled` holds the model: a cache hit, or compiled from files that hold the verified IR
-    kNotCompiled,    // OpenVINO cannot compile the files: compile `verified` from memory, which reports the IR's problems
+    kCompiled,     // `compiled` holds the model: a cache hit, or compiled from files that hold the verified IR
+    kNotCompiled,  // OpenVINO cannot compile the files: compile `verified` from memory, which reports the IR's problems
     kCacheUnusable,  // the folder cannot be created or written: load without the cache
   };
   Outcome outcome = Outcome::kNotCompiled;
-  ov::CompiledModel compiled;         // kCompiled only
+  ov::CompiledModel compiled;          // kCompiled only
   std::optional<VerifiedIr> verified;  // set when the IR was read and verified on the way
 };
 

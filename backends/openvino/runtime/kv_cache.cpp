@@ -69,8 +69,8 @@ std::optional<CacheSequence> CacheSequence::find(const ov::CompiledModel& compil
       sequence.positions_input_ = i;
       sequence.capacity_ = marker.capacity;
       if (marker.count_input >= 0) {
-        sequence.count_source_ = CountSource{static_cast<size_t>(marker.count_input),
-                                             static_cast<size_t>(marker.count_dim)};
+        sequence.count_source_ =
+            CountSource{static_cast<size_t>(marker.count_input), static_cast<size_t>(marker.count_dim)};
       }
       // Only the grown caches empty at a restart: other buffers kept as state keep
       // their values, as they would in eager PyTorch.
@@ -118,8 +118,7 @@ Error CacheSequence::before_call(executorch::runtime::Span<EValue*> inputs) {
   }
   if (start < 0 || start + static_cast<int64_t>(count) > capacity_) {
     ET_LOG(Error, "OpenVINO delegate: positions %lld-%lld are outside the KV cache's %lld positions",
-           static_cast<long long>(start), static_cast<long long>(start + count - 1),
-           static_cast<long long>(capacity_));
+           static_cast<long long>(start), static_cast<long long>(start + count - 1), static_cast<long long>(capacity_));
     return Error::InvalidArgument;
   }
   if (start == 0) {

@@ -1,6 +1,8 @@
 #include "options.h"
 
+#include <array>
 #include <cstring>
+#include <variant>
 
 #include <executorch/runtime/platform/log.h>
 #include <openvino/runtime/properties.hpp>
@@ -55,8 +57,7 @@ Result<std::string> spec_text(const CompileSpec& spec) {
 
 Error check_precision(const std::string& value, const char* where) {
   if (!is_valid_precision(value)) {
-    ET_LOG(Error, "OpenVINO %s: inference_precision '%s' is not one of f32, f16, bf16", where,
-           value.c_str());
+    ET_LOG(Error, "OpenVINO %s: inference_precision '%s' is not one of f32, f16, bf16", where, value.c_str());
     return Error::InvalidArgument;
   }
   return Error::Ok;
@@ -88,8 +89,10 @@ Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) 
       options.inference_precision = *value;
     } else if (key == kPerformanceHintKey) {
       if (!is_valid_performance_hint(*value)) {
-        ET_LOG(Error, "OpenVINO program: performance_hint '%s' is not one of LATENCY, THROUGHPUT, "
-               "CUMULATIVE_THROUGHPUT", value->c_str());
+        ET_LOG(Error,
+               "OpenVINO program: performance_hint '%s' is not one of LATENCY, THROUGHPUT, "
+               "CUMULATIVE_THROUGHPUT",
+               value->c_str());
         return Error::InvalidArgument;
       }
       options.performance_hint = *value;
@@ -108,7 +111,8 @@ Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) 
         return Error::InvalidArgument;
       }
     } else {
-      ET_LOG(Error, "OpenVINO program: unknown compile spec '%.*s'; this runtime knows device, "
+      ET_LOG(Error,
+             "OpenVINO program: unknown compile spec '%.*s'; this runtime knows device, "
              "inference_precision, performance_hint, cache_dir, num_streams, inference_num_threads",
              static_cast<int>(key.size()), key.data());
       return Error::InvalidArgument;
@@ -135,15 +139,14 @@ Error set_load_option(LoadOptions& overrides, const BackendOption& option) {
   } else if (std::strcmp(option.key, kCacheDirKey) == 0) {
     overrides.cache_dir = *value;
   } else {
-    ET_LOG(Error, "OpenVINO load option '%s' is unknown; accepted: %s, %s", option.key,
-           kPrecisionKey, kCacheDirKey);
+    ET_LOG(Error, "OpenVINO load option '%s' is unknown; accepted: %s, %s", option.key, kPrecisionKey, kCacheDirKey);
     return Error::InvalidArgument;
   }
   return Error::Ok;
 }
 
 Error apply_load_options(CompileSettings& options, const LoadOptions& process_options,
-                      Span<const BackendOption> load_options) {
+                         Span<const BackendOption> load_options) {
   LoadOptions merged = process_options;
   for (const BackendOption& option : load_options) {
     ET_CHECK_OK_OR_RETURN_ERROR(set_load_option(merged, option));
@@ -170,9 +173,9 @@ ov::AnyMap compile_config(const CompileSettings& options) {
   ov::AnyMap config;
   const std::string precision = effective_precision(options);
   const ov::element::Type precision_type = precision == "f32"    ? ov::element::f32
-                                            : precision == "f16"  ? ov::element::f16
-                                            : precision == "bf16" ? ov::element::bf16
-                                                                  : ov::element::dynamic;
+                                           : precision == "f16"  ? ov::element::f16
+                                           : precision == "bf16" ? ov::element::bf16
+                                                                 : ov::element::dynamic;
   if (precision_type != ov::element::dynamic) {
     config[ov::hint::inference_precision.name()] = precision_type;
     // The CPU plugin stores a fused KV cache in u8 by default, which moves results

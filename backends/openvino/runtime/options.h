@@ -19,8 +19,8 @@ struct CompileSettings {
   // units), the device's own default elsewhere.
   std::string inference_precision;
   std::string performance_hint = "LATENCY";
-  std::string cache_dir;  // empty: no model cache
-  std::string num_streams;  // empty: what the performance hint picks; else "AUTO" or a count
+  std::string cache_dir;           // empty: no model cache
+  std::string num_streams;         // empty: what the performance hint picks; else "AUTO" or a count
   int inference_num_threads = -1;  // -1: what the performance hint picks
 };
 
@@ -50,13 +50,11 @@ executorch::runtime::Result<CompileSettings> options_from_compile_specs(
 
 /// Applies the process-wide load options, then the per-load ones, which win.
 executorch::runtime::Error apply_load_options(
-    CompileSettings& options,
-    const LoadOptions& process_options,
+    CompileSettings& options, const LoadOptions& process_options,
     executorch::runtime::Span<const executorch::runtime::BackendOption> load_options);
 
 /// Reads a key of ExecuTorch's set_option into `overrides`.
-executorch::runtime::Error set_load_option(LoadOptions& overrides,
-                                        const executorch::runtime::BackendOption& option);
+executorch::runtime::Error set_load_option(LoadOptions& overrides, const executorch::runtime::BackendOption& option);
 
 /// The precision the delegate asks OpenVINO for: the option, or f32 on a CPU.
 std::string effective_precision(const CompileSettings& options);

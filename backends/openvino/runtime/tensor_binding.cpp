@@ -76,16 +76,17 @@ PortSpec::PortSpec(const ov::Output<const ov::Node>& port, std::string name)
 Error PortSpec::check(const Tensor& tensor) const {
   const ov::element::Type given = to_ov_type(tensor.scalar_type());
   if (given != type_) {
-    ET_LOG(Error, "OpenVINO delegate %s: dtype %s is not the %s the program was exported with",
-           name_.c_str(), executorch::runtime::toString(tensor.scalar_type()),
-           type_.get_type_name().c_str());
+    ET_LOG(Error, "OpenVINO delegate %s: dtype %s is not the %s the program was exported with", name_.c_str(),
+           executorch::runtime::toString(tensor.scalar_type()), type_.get_type_name().c_str());
     return Error::InvalidArgument;
   }
   const auto dim_order = tensor.dim_order();
   for (size_t i = 0; i < dim_order.size(); ++i) {
     if (dim_order[i] != i) {
-      ET_LOG(Error, "OpenVINO delegate %s: the tensor is not in the default dim order; the "
-             "delegate binds contiguous tensors only", name_.c_str());
+      ET_LOG(Error,
+             "OpenVINO delegate %s: the tensor is not in the default dim order; the "
+             "delegate binds contiguous tensors only",
+             name_.c_str());
       return Error::InvalidArgument;
     }
   }
@@ -139,10 +140,9 @@ Error copy_dynamic_output(ov::Tensor& produced, Tensor& output, const std::strin
   const ov::Shape& shape = produced.get_shape();
   // ExecuTorch sizes are 32-bit and a tensor has at most kTensorDimensionLimit dims.
   SizesType sizes[executorch::runtime::kTensorDimensionLimit];
-  if (shape.size() > executorch::runtime::kTensorDimensionLimit ||
-      shape.size() != static_cast<size_t>(output.dim())) {
-    ET_LOG(Error, "OpenVINO delegate %s: OpenVINO produced rank %zu, the program expects rank %lld",
-           name.c_str(), shape.size(), static_cast<long long>(output.dim()));
+  if (shape.size() > executorch::runtime::kTensorDimensionLimit || shape.size() != static_cast<size_t>(output.dim())) {
+    ET_LOG(Error, "OpenVINO delegate %s: OpenVINO produced rank %zu, the program expects rank %lld", name.c_str(),
+           shape.size(), static_cast<long long>(output.dim()));
     return Error::InvalidArgument;
   }
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -151,14 +151,15 @@ Error copy_dynamic_output(ov::Tensor& produced, Tensor& output, const std::strin
   const ArrayRef<SizesType> new_sizes(sizes, shape.size());
   // ExecuTorch refuses a resize beyond the tensor's planned upper bound.
   if (executorch::runtime::resize_tensor(output, new_sizes) != Error::Ok) {
-    ET_LOG(Error, "OpenVINO delegate %s: OpenVINO produced shape %s, which does not fit the "
-           "output's planned shape %s", name.c_str(), shape_text(new_sizes).c_str(),
-           shape_text(output.sizes()).c_str());
+    ET_LOG(Error,
+           "OpenVINO delegate %s: OpenVINO produced shape %s, which does not fit the "
+           "output's planned shape %s",
+           name.c_str(), shape_text(new_sizes).c_str(), shape_text(output.sizes()).c_str());
     return Error::InvalidArgument;
   }
   if (produced.get_byte_size() != output.nbytes()) {
-    ET_LOG(Error, "OpenVINO delegate %s: %zu bytes produced for an output of %zu bytes",
-           name.c_str(), produced.get_byte_size(), output.nbytes());
+    ET_LOG(Error, "OpenVINO delegate %s: %zu bytes produced for an output of %zu bytes", name.c_str(),
+           produced.get_byte_size(), output.nbytes());
     return Error::Internal;
   }
   if (output.nbytes() > 0) {

@@ -21,12 +21,10 @@ import sys
 from pathlib import Path
 from typing import Dict, Tuple
 
-from executorch_openvino.blob import ALIGNMENT, HEADER_SIZE, SIZES_AND_CHECKS, XML_SIZE_OFFSET, checksum, ir_digest
-
 import torch
 from executorch.exir import to_edge
-
 from executorch_openvino import ExecutorchOpenvinoBackend, openvino_compile_specs
+from executorch_openvino.blob import ALIGNMENT, HEADER_SIZE, SIZES_AND_CHECKS, XML_SIZE_OFFSET, checksum, ir_digest
 
 
 class AddOne(torch.nn.Module):
@@ -81,15 +79,16 @@ def split_blob(blob: bytes) -> Tuple[bytes, str, bytes]:
     """(header, IR XML text, IR weights) of a well-formed blob."""
     xml_size, weights_size, _, _ = SIZES_AND_CHECKS.unpack_from(blob, XML_SIZE_OFFSET)
     offset = (HEADER_SIZE + xml_size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
-    return blob[:HEADER_SIZE], blob[HEADER_SIZE:HEADER_SIZE + xml_size].decode(), blob[offset:offset + weights_size]
+    return blob[:HEADER_SIZE], blob[HEADER_SIZE : HEADER_SIZE + xml_size].decode(), blob[offset : offset + weights_size]
 
 
 def join_blob(header: bytes, xml, weights: bytes) -> bytes:
     """A blob with `header`'s magic and versions, and sizes, checksum and digest that match `xml` and `weights`."""
     xml = xml.encode() if isinstance(xml, str) else bytes(xml)
     header = bytearray(header)
-    SIZES_AND_CHECKS.pack_into(header, XML_SIZE_OFFSET, len(xml), len(weights), checksum(xml, weights),
-                               ir_digest(xml, weights))
+    SIZES_AND_CHECKS.pack_into(
+        header, XML_SIZE_OFFSET, len(xml), len(weights), checksum(xml, weights), ir_digest(xml, weights)
+    )
     offset = (HEADER_SIZE + len(xml) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
     return bytes(header) + xml + b"\0" * (offset - HEADER_SIZE - len(xml)) + bytes(weights)
 
@@ -112,29 +111,50 @@ def crafted_blobs(seeds: Dict[str, bytes]) -> Dict[str, bytes]:
     return {
         "init_const_offset_past_weights": join_blob(header, _replace(xml, const, 'offset="4096" size="8"'), weights),
         "init_const_size_overflow": join_blob(
-            header, _replace(xml, const, 'offset="8" size="18446744073709551615"'), weights),
+            header, _replace(xml, const, 'offset="8" size="18446744073709551615"'), weights
+        ),
         "init_weights_truncated": join_blob(header, xml, weights[:3]),
         "init_unknown_op": join_blob(header, _replace(xml, 'type="Add"', 'type="NoSuchOp"'), weights),
-        "init_edge_cycle": join_blob(header, _replace(
-            xml, '<edge from-layer="3" from-port="2" to-layer="4" to-port="0" />',
-            '<edge from-layer="3" from-port="2" to-layer="0" to-port="0" />'), weights),
+        "init_edge_cycle": join_blob(
+            header,
+            _replace(
+                xml,
+                '<edge from-layer="3" from-port="2" to-layer="4" to-port="0" />',
+                '<edge from-layer="3" from-port="2" to-layer="0" to-port="0" />',
+            ),
+            weights,
+        ),
         "init_not_xml": join_blob(header, "hello", b""),
         # OpenVINO cannot allocate this and throws std::bad_alloc (under AddressSanitizer
         # the allocation itself is reported: sanitize.sh leaves this one out).
-        "init_bad_alloc_huge_shape": join_blob(header, re.sub(
-            r"<dim>2</dim>(\s*)<dim>3</dim>", r"<dim>4294967295</dim>\1<dim>65536</dim>",
-            _replace(xml, 'shape="2,3"', 'shape="4294967295,65536"')), weights),
+        "init_bad_alloc_huge_shape": join_blob(
+            header,
+            re.sub(
+                r"<dim>2</dim>(\s*)<dim>3</dim>",
+                r"<dim>4294967295</dim>\1<dim>65536</dim>",
+                _replace(xml, 'shape="2,3"', 'shape="4294967295,65536"'),
+            ),
+            weights,
+        ),
         # The Parameter loses its element type (dynamic): OpenVINO compiles the model,
         # then create_infer_request throws, and leaks 1 byte (OpenVINO 2026.4.1).
         "init_dynamic_param_without_element_type": join_blob(
-            dyn_header, _replace(dyn_xml, param_type, param_type.replace("element_type", "elemXnt_type")),
-            dyn_weights),
-        "load_empty_net": join_blob(header, '<?xml version="1.0"?><net name="m" version="11"><layers/><edges/></net>', b""),
+            dyn_header, _replace(dyn_xml, param_type, param_type.replace("element_type", "elemXnt_type")), dyn_weights
+        ),
+        "load_empty_net": join_blob(
+            header, '<?xml version="1.0"?><net name="m" version="11"><layers/><edges/></net>', b""
+        ),
         # pugixml does not expand DTD entities: no blow-up.
-        "load_xml_entities": join_blob(header, _replace(
-            xml, '<?xml version="1.0"?>',
-            '<?xml version="1.0"?><!DOCTYPE net [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">'
-            '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;">]>'), weights),
+        "load_xml_entities": join_blob(
+            header,
+            _replace(
+                xml,
+                '<?xml version="1.0"?>',
+                '<?xml version="1.0"?><!DOCTYPE net [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">'
+                '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;">]>',
+            ),
+            weights,
+        ),
     }
 
 

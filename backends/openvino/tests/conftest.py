@@ -1,11 +1,12 @@
 import logging
-
-import pytest
-import torch
+import sys
+from pathlib import Path
 
 # Imported first: pytest would otherwise take backends/openvino/__init__.py, the
 # source folder, for a module named openvino when a lone test file imports neither.
 import executorch_openvino  # noqa: F401
+import pytest
+import torch
 
 
 @pytest.fixture(autouse=True)
@@ -18,7 +19,4 @@ def pytest_configure(config):
 
 
 # The small models live in examples/ and serve the tests, the demo and the benchmarks.
-import sys
-from pathlib import Path
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))

@@ -27,8 +27,7 @@ from pathlib import Path
 import executorch_openvino  # noqa: F401,E402
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-TARGETS = ("etov_tensor_binding_test", "etov_load_runner", "etov_blob_driver", "etov_crc32_test",
-           "etov_call_overhead")
+TARGETS = ("etov_tensor_binding_test", "etov_load_runner", "etov_blob_driver", "etov_crc32_test", "etov_call_overhead")
 
 
 @dataclass(frozen=True)
@@ -63,19 +62,37 @@ def build_targets(build_dir: Path, targets: tuple) -> str | None:
 
     A second call on the same folder only rebuilds what changed.
     """
-    return cmake_build(REPO_ROOT, build_dir, targets, [
-        "-DETOV_BUILD_TESTS=ON", f"-DPython3_EXECUTABLE={sys.executable}"])
+    return cmake_build(
+        REPO_ROOT, build_dir, targets, ["-DETOV_BUILD_TESTS=ON", f"-DPython3_EXECUTABLE={sys.executable}"]
+    )
 
 
 def cmake_build(source_dir: Path, build_dir: Path, targets: tuple, defines: list) -> str | None:
-    """Configures `source_dir` (Release, Ninja when installed, `defines`) and builds `targets`; the failure's output, or None."""
-    configure = [build_tool("cmake"), "-S", str(source_dir), "-B", str(build_dir),
-                 "-DCMAKE_BUILD_TYPE=Release", *defines]
+    """Configures `source_dir` (Release, Ninja when installed, `defines`) and builds `targets`.
+
+    Returns the failure's output, or None.
+    """
+    configure = [
+        build_tool("cmake"),
+        "-S",
+        str(source_dir),
+        "-B",
+        str(build_dir),
+        "-DCMAKE_BUILD_TYPE=Release",
+        *defines,
+    ]
     ninja = build_tool("ninja")
     if ninja:
         configure += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]
-    build = [build_tool("cmake"), "--build", str(build_dir), "--parallel", str(os.cpu_count() or 2),
-             "--target", *targets]
+    build = [
+        build_tool("cmake"),
+        "--build",
+        str(build_dir),
+        "--parallel",
+        str(os.cpu_count() or 2),
+        "--target",
+        *targets,
+    ]
     for command in (configure, build):
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:

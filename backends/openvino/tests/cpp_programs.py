@@ -62,8 +62,11 @@ def programs() -> Dict[str, Tuple[torch.nn.Module, tuple, object]]:
         "linear_relu": (LinearRelu(), (torch.randn(8, 64),), None),
         "two_outputs": (TwoOutputs(), (torch.randn(4, 6), torch.randn(4, 6)), None),
         "transformer": (TransformerBlock(dim=64, heads=4), (torch.randn(1, 16, 64),), None),
-        "int_ops": (IntOps(), (torch.arange(12, dtype=torch.int32).reshape(3, 4),
-                               torch.full((3, 4), 5, dtype=torch.int32)), None),
+        "int_ops": (
+            IntOps(),
+            (torch.arange(12, dtype=torch.int32).reshape(3, 4), torch.full((3, 4), 5, dtype=torch.int32)),
+            None,
+        ),
         "dynamic_gelu": (DynamicGelu(), (torch.randn(4, 16),), ({0: batch},)),
         "dynamic_two_outputs": (DynamicTwoOutputs(), (torch.randn(4, 16),), ({0: batch},)),
     }

@@ -6,15 +6,13 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
 from executorch.exir import EdgeCompileConfig, ExecutorchProgramManager, to_edge, to_edge_transform_and_lower
 from executorch.exir.backend.backend_api import to_backend
 from executorch.exir.lowered_backend_module import LoweredBackendModule
 from executorch.runtime import Method, Runtime
-
-import executorch_openvino
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
 from executorch_openvino.op_support import op_name
 
@@ -59,20 +57,21 @@ class LoweredProgram:
     def cpu_ops(self) -> List[str]:
         """Names of the ops ExecuTorch runs itself, such as "aten::sin"."""
         plan = self.manager.executorch_program.execution_plan[0]
-        return [operator.name + (f".{operator.overload}" if operator.overload else "")
-                for operator in plan.operators]
+        return [operator.name + (f".{operator.overload}" if operator.overload else "") for operator in plan.operators]
 
     def delegate_input_counts(self) -> List[int]:
         """How many values each delegate call takes, in graph order."""
         graph = self.manager.exported_program().graph
-        return [len(node.args) - 1 for node in graph.nodes
-                if node.op == "call_function" and "executorch_call_delegate" in str(node.target)]
+        return [
+            len(node.args) - 1
+            for node in graph.nodes
+            if node.op == "call_function" and "executorch_call_delegate" in str(node.target)
+        ]
 
     def openvino_models(self) -> List[Any]:
         """The OpenVINO models inside our delegates, read back from their blobs, in graph order."""
         import numpy as np
         import openvino as ov
-
         from executorch_openvino.blob import read_blob
 
         core = ov.Core()
@@ -100,9 +99,11 @@ def runtime_weight_types(model: Any, layer_type: str) -> set:
     import openvino as ov
 
     compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    return {op.input(1).get_element_type().get_type_name()
-            for op in compiled.get_runtime_model().get_ops()
-            if op.get_rt_info()["layerType"].astype(str) == layer_type}
+    return {
+        op.input(1).get_element_type().get_type_name()
+        for op in compiled.get_runtime_model().get_ops()
+        if op.get_rt_info()["layerType"].astype(str) == layer_type
+    }
 
 
 def lower(
@@ -150,12 +151,14 @@ def lower_whole_program(
 ) -> LoweredProgram:
     """Lowers all of `module` with ``to_backend(BACKEND_ID, ...)``, no partitioner, and writes `name`.pte."""
     edge = to_edge(torch.export.export(module, example_inputs, dynamic_shapes=dynamic_shapes))
-    lowered = to_backend(BACKEND_ID, edge.exported_program(),
-                         compile_specs if compile_specs is not None else openvino_compile_specs())
+    lowered = to_backend(
+        BACKEND_ID, edge.exported_program(), compile_specs if compile_specs is not None else openvino_compile_specs()
+    )
     # The wrapper takes *args, so its dynamic shapes nest one level deeper.
     wrapper_shapes = None if dynamic_shapes is None else (tuple(dynamic_shapes),)
-    manager = to_edge(torch.export.export(_CallsLowered(lowered), example_inputs,
-                                          dynamic_shapes=wrapper_shapes)).to_executorch()
+    manager = to_edge(
+        torch.export.export(_CallsLowered(lowered), example_inputs, dynamic_shapes=wrapper_shapes)
+    ).to_executorch()
     return _saved(manager, tmp_path, name)
 
 
@@ -171,15 +174,17 @@ def eager(module: torch.nn.Module, inputs: Inputs) -> List[Any]:
     return list(result) if isinstance(result, (tuple, list)) else [result]
 
 
-def assert_close(actual: Sequence[Any], expected: Sequence[Any], rtol: Optional[float] = None,
-                 atol: Optional[float] = None) -> None:
+def assert_close(
+    actual: Sequence[Any], expected: Sequence[Any], rtol: Optional[float] = None, atol: Optional[float] = None
+) -> None:
     assert len(actual) == len(expected), f"{len(actual)} outputs, eager gives {len(expected)}"
     for index, (got, want) in enumerate(zip(actual, expected)):
         assert got.dtype == want.dtype, f"output {index}: dtype {got.dtype}, eager {want.dtype}"
         assert got.shape == want.shape, f"output {index}: shape {tuple(got.shape)}, eager {tuple(want.shape)}"
         default_rtol, default_atol = default_tolerance(want.dtype)
         torch.testing.assert_close(
-            got, want,
+            got,
+            want,
             rtol=default_rtol if rtol is None else rtol,
             atol=default_atol if atol is None else atol,
             msg=lambda text, index=index: f"output {index}: {text}",
@@ -204,8 +209,7 @@ def check_against_eager(
     """
     assert len(input_sets) >= 2, "run at least two inputs: some OpenVINO bugs show from the second call"
     module = module.eval()
-    lowered = lower(module, input_sets[0], tmp_path, compile_specs=compile_specs,
-                    dynamic_shapes=dynamic_shapes)
+    lowered = lower(module, input_sets[0], tmp_path, compile_specs=compile_specs, dynamic_shapes=dynamic_shapes)
     assert BACKEND_ID in lowered.delegate_ids(), "nothing was delegated to OpenVINO"
     delegated = lowered.delegated_ops()
     for name in expect_delegated:

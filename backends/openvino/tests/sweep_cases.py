@@ -70,8 +70,9 @@ def section(family: str) -> None:
     _FAMILY[0] = family
 
 
-def add(name: str, module_factory, input_factory, dtype_note: str = "f32",
-        non_core_aten: Tuple[OpOverload, ...] = ()) -> None:
+def add(
+    name: str, module_factory, input_factory, dtype_note: str = "f32", non_core_aten: Tuple[OpOverload, ...] = ()
+) -> None:
     CASES.append(Case(name, module_factory, input_factory, dtype_note, _FAMILY[0], non_core_aten))
 
 
@@ -102,8 +103,7 @@ for d in (1, 2, 3):
     add_conv(d, "depthwise", in_ch=4, out_ch=4, padding=1, groups=4)
     add_conv(d, "stride2_pad1", padding=1, stride=2)
     add_conv(d, "stride2_dil2_pad2_nobias", padding=2, dilation=2, stride=2, bias=False)
-    add_conv(d, "groups2_reflect_stride2", in_ch=4, out_ch=2, padding=1, groups=2, stride=2,
-             padding_mode="reflect")
+    add_conv(d, "groups2_reflect_stride2", in_ch=4, out_ch=2, padding=1, groups=2, stride=2, padding_mode="reflect")
 add_conv(2, "pad_tuple_1_2_replicate", padding=(1, 2), padding_mode="replicate")
 add_conv(2, "pad_tuple_0_2", padding=(0, 2))
 add_conv(2, "k1x3_same", kernel=(1, 3), padding="same")
@@ -140,6 +140,7 @@ def pool_input(dim: int, spatial=None):
 
 
 for d in (1, 2, 3):
+
     def add_max(tag, *args, d=d, spatial=None, **kwargs):
         add(f"maxpool{d}d_{tag}", lambda: MAXPOOL[d](*args, **kwargs), pool_input(d, spatial))
 
@@ -157,8 +158,9 @@ for d in (1, 2, 3):
     add_avg("k2", 2)
     for ceil in (False, True):
         for cip in (True, False):
-            add_avg(f"k3_s2_p1_ceil{int(ceil)}_cip{int(cip)}", 3, stride=2, padding=1, ceil_mode=ceil,
-                    count_include_pad=cip)
+            add_avg(
+                f"k3_s2_p1_ceil{int(ceil)}_cip{int(cip)}", 3, stride=2, padding=1, ceil_mode=ceil, count_include_pad=cip
+            )
     add_avg("k2_s2_ceil_nopad", 2, stride=2, ceil_mode=True, spatial=(9,) if d == 1 else None)
     if d > 1:  # AvgPool1d has no divisor_override
         add_avg("k3_s1_p1_divisor3", 3, stride=1, padding=1, divisor_override=3)
@@ -166,24 +168,39 @@ for d in (1, 2, 3):
         add_avg("k3_s2_p1_ceil_divisor5", 3, stride=2, padding=1, ceil_mode=True, divisor_override=5)
 
 ADAPTIVE = {
-    ("avg", 1): nn.AdaptiveAvgPool1d, ("avg", 2): nn.AdaptiveAvgPool2d, ("avg", 3): nn.AdaptiveAvgPool3d,
-    ("max", 1): nn.AdaptiveMaxPool1d, ("max", 2): nn.AdaptiveMaxPool2d, ("max", 3): nn.AdaptiveMaxPool3d,
+    ("avg", 1): nn.AdaptiveAvgPool1d,
+    ("avg", 2): nn.AdaptiveAvgPool2d,
+    ("avg", 3): nn.AdaptiveAvgPool3d,
+    ("max", 1): nn.AdaptiveMaxPool1d,
+    ("max", 2): nn.AdaptiveMaxPool2d,
+    ("max", 3): nn.AdaptiveMaxPool3d,
 }
 ADAPTIVE_OUT = {1: [4, 1], 2: [(3, 5), (2, 1)], 3: [(2, 4, 3)]}
 # adaptive_max_pool2d/3d are not core ATen and have no decomposition (1d runs as 2d).
-ADAPTIVE_MAX_OP = {1: (aten.adaptive_max_pool2d.default,), 2: (aten.adaptive_max_pool2d.default,),
-                   3: (aten.adaptive_max_pool3d.default,)}
+ADAPTIVE_MAX_OP = {
+    1: (aten.adaptive_max_pool2d.default,),
+    2: (aten.adaptive_max_pool2d.default,),
+    3: (aten.adaptive_max_pool3d.default,),
+}
 for kind in ("avg", "max"):
     for d in (1, 2, 3):
         for out in ADAPTIVE_OUT[d]:
             tag = "x".join(str(o) for o in (out if isinstance(out, tuple) else (out,)))
-            add(f"adaptive_{kind}pool{d}d_out{tag}", lambda kind=kind, d=d, out=out: ADAPTIVE[kind, d](out),
-                pool_input(d), non_core_aten=ADAPTIVE_MAX_OP[d] if kind == "max" else ())
+            add(
+                f"adaptive_{kind}pool{d}d_out{tag}",
+                lambda kind=kind, d=d, out=out: ADAPTIVE[kind, d](out),
+                pool_input(d),
+                non_core_aten=ADAPTIVE_MAX_OP[d] if kind == "max" else (),
+            )
     if kind == "max":
         for d in (1, 2):
             out = ADAPTIVE_OUT[d][0]
-            add(f"adaptive_maxpool{d}d_indices", lambda d=d, out=out: ADAPTIVE["max", d](out, return_indices=True),
-                pool_input(d), non_core_aten=ADAPTIVE_MAX_OP[d])
+            add(
+                f"adaptive_maxpool{d}d_indices",
+                lambda d=d, out=out: ADAPTIVE["max", d](out, return_indices=True),
+                pool_input(d),
+                non_core_aten=ADAPTIVE_MAX_OP[d],
+            )
 
 # --------------------------------------------------------------------------- embedding
 section("embedding")
@@ -198,8 +215,7 @@ add("embedding_1d_idx", lambda: nn.Embedding(VOCAB, EMB_DIM), index_input((6,)),
 add("embedding_2d_idx", lambda: nn.Embedding(VOCAB, EMB_DIM), index_input((2, 5)), "i64 idx")
 add("embedding_i32_idx", lambda: nn.Embedding(VOCAB, EMB_DIM), index_input((2, 5), dtype=torch.int32), "i32 idx")
 add("embedding_padding_idx0", lambda: nn.Embedding(VOCAB, EMB_DIM, padding_idx=0), index_input((2, 5)), "i64 idx")
-add("embedding_padding_idx_neg", lambda: nn.Embedding(VOCAB, EMB_DIM, padding_idx=-1), index_input((2, 5)),
-    "i64 idx")
+add("embedding_padding_idx_neg", lambda: nn.Embedding(VOCAB, EMB_DIM, padding_idx=-1), index_input((2, 5)), "i64 idx")
 
 
 def bag_1d_input(per_sample: bool = False, empty_bag: bool = False, last_offset: bool = False):
@@ -212,6 +228,7 @@ def bag_1d_input(per_sample: bool = False, empty_bag: bool = False, last_offset:
         if per_sample:
             inputs += (torch.rand(8, generator=g),)
         return inputs
+
     return make
 
 
@@ -229,13 +246,30 @@ class Bag(nn.Module):
 for mode in ("sum", "mean", "max"):
     add(f"embedding_bag_{mode}_2d", lambda mode=mode: Bag(mode=mode), index_input((3, 4)), "i64 idx")
     add(f"embedding_bag_{mode}_offsets", lambda mode=mode: Bag(mode=mode), bag_1d_input(), "i64 idx+offsets")
-    add(f"embedding_bag_{mode}_offsets_empty_bag", lambda mode=mode: Bag(mode=mode), bag_1d_input(empty_bag=True),
-        "i64 idx+offsets")
-    add(f"embedding_bag_{mode}_last_offset", lambda mode=mode: Bag(mode=mode, include_last_offset=True),
-        bag_1d_input(last_offset=True), "i64 idx+offsets")
-    add(f"embedding_bag_{mode}_padding_idx", lambda mode=mode: Bag(mode=mode, padding_idx=0),
-        lambda g: (torch.tensor([[0, 1, 2, 0], [3, 0, 4, 5], [6, 7, 8, 9]]) if g.initial_seed() % 2 else
-                   torch.tensor([[0, 0, 1, 2], [5, 6, 0, 0], [9, 8, 7, 0]]),), "i64 idx")
+    add(
+        f"embedding_bag_{mode}_offsets_empty_bag",
+        lambda mode=mode: Bag(mode=mode),
+        bag_1d_input(empty_bag=True),
+        "i64 idx+offsets",
+    )
+    add(
+        f"embedding_bag_{mode}_last_offset",
+        lambda mode=mode: Bag(mode=mode, include_last_offset=True),
+        bag_1d_input(last_offset=True),
+        "i64 idx+offsets",
+    )
+    add(
+        f"embedding_bag_{mode}_padding_idx",
+        lambda mode=mode: Bag(mode=mode, padding_idx=0),
+        lambda g: (
+            torch.tensor([[0, 1, 2, 0], [3, 0, 4, 5], [6, 7, 8, 9]])
+            if g.initial_seed() % 2
+            else torch.tensor([[0, 0, 1, 2], [5, 6, 0, 0], [9, 8, 7, 0]]),
+        ),
+        "i64 idx",
+    )
+
+
 class FunctionalBag(nn.Module):
     """F.embedding_bag with padding_idx over a weight whose padding row is not zero."""
 
@@ -249,43 +283,78 @@ class FunctionalBag(nn.Module):
 
 
 for mode in ("sum", "mean"):
-    add(f"embedding_bag_{mode}_padding_idx_nonzero_row", lambda mode=mode: FunctionalBag(mode),
-        lambda g: (torch.randint(0, 3, (3, 4), generator=g),), "i64 idx")
-add("embedding_bag_sum_per_sample_weights", lambda: Bag(mode="sum"), bag_1d_input(per_sample=True),
-    "i64 idx+offsets, f32 weights")
+    add(
+        f"embedding_bag_{mode}_padding_idx_nonzero_row",
+        lambda mode=mode: FunctionalBag(mode),
+        lambda g: (torch.randint(0, 3, (3, 4), generator=g),),
+        "i64 idx",
+    )
+add(
+    "embedding_bag_sum_per_sample_weights",
+    lambda: Bag(mode="sum"),
+    bag_1d_input(per_sample=True),
+    "i64 idx+offsets, f32 weights",
+)
 
 # --------------------------------------------------------------------------- interpolate
 section("interpolate")
 INTERP_IN = {1: (1, 2, 7), 2: (1, 2, 5, 6), 3: (1, 2, 4, 5, 3)}
-INTERP_MODES = {1: ["nearest", "nearest-exact", "linear"], 2: ["nearest", "nearest-exact", "bilinear", "bicubic"],
-                3: ["nearest", "nearest-exact", "trilinear"]}
+INTERP_MODES = {
+    1: ["nearest", "nearest-exact", "linear"],
+    2: ["nearest", "nearest-exact", "bilinear", "bicubic"],
+    3: ["nearest", "nearest-exact", "trilinear"],
+}
 INTERP_SIZE = {1: 11, 2: (7, 4), 3: (6, 3, 5)}  # up and down, non-integer ratios
 for d in (1, 2, 3):
     for mode in INTERP_MODES[d]:
         corners = (None,) if mode.startswith("nearest") else (False, True)
         for ac in corners:
             tag = mode + ("" if ac is None else f"_ac{int(ac)}")
-            add(f"interp{d}d_{tag}_scale2", lambda mode=mode, ac=ac: Fn(
-                lambda x: F.interpolate(x, scale_factor=2, mode=mode, align_corners=ac)), randn(*INTERP_IN[d]))
-            add(f"interp{d}d_{tag}_scale1.5", lambda mode=mode, ac=ac: Fn(
-                lambda x: F.interpolate(x, scale_factor=1.5, mode=mode, align_corners=ac)), randn(*INTERP_IN[d]))
-            add(f"interp{d}d_{tag}_size", lambda mode=mode, ac=ac, d=d: Fn(
-                lambda x: F.interpolate(x, size=INTERP_SIZE[d], mode=mode, align_corners=ac)),
-                randn(*INTERP_IN[d]))
-add("interp2d_nearest_scale0.5", lambda: Fn(lambda x: F.interpolate(x, scale_factor=0.5, mode="nearest")),
-    randn(1, 2, 8, 6))
-add("interp2d_bilinear_scale1.5_recompute", lambda: Fn(lambda x: F.interpolate(
-    x, scale_factor=1.5, mode="bilinear", recompute_scale_factor=True)), randn(*INTERP_IN[2]))
+            add(
+                f"interp{d}d_{tag}_scale2",
+                lambda mode=mode, ac=ac: Fn(lambda x: F.interpolate(x, scale_factor=2, mode=mode, align_corners=ac)),
+                randn(*INTERP_IN[d]),
+            )
+            add(
+                f"interp{d}d_{tag}_scale1.5",
+                lambda mode=mode, ac=ac: Fn(lambda x: F.interpolate(x, scale_factor=1.5, mode=mode, align_corners=ac)),
+                randn(*INTERP_IN[d]),
+            )
+            add(
+                f"interp{d}d_{tag}_size",
+                lambda mode=mode, ac=ac, d=d: Fn(
+                    lambda x: F.interpolate(x, size=INTERP_SIZE[d], mode=mode, align_corners=ac)
+                ),
+                randn(*INTERP_IN[d]),
+            )
+add(
+    "interp2d_nearest_scale0.5",
+    lambda: Fn(lambda x: F.interpolate(x, scale_factor=0.5, mode="nearest")),
+    randn(1, 2, 8, 6),
+)
+add(
+    "interp2d_bilinear_scale1.5_recompute",
+    lambda: Fn(lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear", recompute_scale_factor=True)),
+    randn(*INTERP_IN[2]),
+)
 # _upsample_bicubic2d_aa is not core ATen and has no decomposition; the bilinear one needs nothing.
 AA_OP = {"bilinear": (), "bicubic": (aten._upsample_bicubic2d_aa.default,)}
 for mode in ("bilinear", "bicubic"):
     for ac in (False, True):
-        add(f"interp2d_{mode}_ac{int(ac)}_antialias_down", lambda mode=mode, ac=ac: Fn(
-            lambda x: F.interpolate(x, size=(3, 4), mode=mode, align_corners=ac, antialias=True)), randn(1, 2, 8, 9),
-            non_core_aten=AA_OP[mode])
-    add(f"interp2d_{mode}_antialias_up", lambda mode=mode: Fn(
-        lambda x: F.interpolate(x, scale_factor=2, mode=mode, antialias=True)), randn(1, 2, 4, 5),
-        non_core_aten=AA_OP[mode])
+        add(
+            f"interp2d_{mode}_ac{int(ac)}_antialias_down",
+            lambda mode=mode, ac=ac: Fn(
+                lambda x: F.interpolate(x, size=(3, 4), mode=mode, align_corners=ac, antialias=True)
+            ),
+            randn(1, 2, 8, 9),
+            non_core_aten=AA_OP[mode],
+        )
+    add(
+        f"interp2d_{mode}_antialias_up",
+        lambda mode=mode: Fn(lambda x: F.interpolate(x, scale_factor=2, mode=mode, antialias=True)),
+        randn(1, 2, 4, 5),
+        non_core_aten=AA_OP[mode],
+    )
 
 # --------------------------------------------------------------------------- reductions
 section("reductions")
@@ -327,12 +396,18 @@ def red(fn, **kwargs):
 
 
 FLOAT_REDS = {
-    "sum": (torch.sum, DIM_VARIANTS), "mean": (torch.mean, DIM_VARIANTS), "amax": (torch.amax, DIM_VARIANTS),
-    "amin": (torch.amin, DIM_VARIANTS), "prod": (torch.prod, SINGLE_DIM_VARIANTS),
-    "argmax": (torch.argmax, SINGLE_DIM_VARIANTS), "argmin": (torch.argmin, SINGLE_DIM_VARIANTS),
-    "var": (torch.var, DIM_VARIANTS), "std": (torch.std, DIM_VARIANTS),
+    "sum": (torch.sum, DIM_VARIANTS),
+    "mean": (torch.mean, DIM_VARIANTS),
+    "amax": (torch.amax, DIM_VARIANTS),
+    "amin": (torch.amin, DIM_VARIANTS),
+    "prod": (torch.prod, SINGLE_DIM_VARIANTS),
+    "argmax": (torch.argmax, SINGLE_DIM_VARIANTS),
+    "argmin": (torch.argmin, SINGLE_DIM_VARIANTS),
+    "var": (torch.var, DIM_VARIANTS),
+    "std": (torch.std, DIM_VARIANTS),
     "logsumexp": (torch.logsumexp, {k: v for k, v in DIM_VARIANTS.items() if k != "all"}),
-    "all": (torch.all, DIM_VARIANTS), "any": (torch.any, DIM_VARIANTS),
+    "all": (torch.all, DIM_VARIANTS),
+    "any": (torch.any, DIM_VARIANTS),
 }
 for op, (fn, variants) in FLOAT_REDS.items():
     for tag, kwargs in variants.items():
@@ -340,8 +415,10 @@ for op, (fn, variants) in FLOAT_REDS.items():
             kwargs = {"dim": ()}
         make_in = prod_in if op == "prod" else float_in
         if op in ("all", "any"):  # some zeros so the result is not trivially true
-            make_in = lambda g: (torch.randint(0, 3, RED_SHAPE, generator=g).float() * torch.randn(
-                *RED_SHAPE, generator=g),)
+
+            def make_in(g):
+                return (torch.randint(0, 3, RED_SHAPE, generator=g).float() * torch.randn(*RED_SHAPE, generator=g),)
+
         add(f"{op}_f32_{tag}", red(fn, **kwargs), make_in)
 add("var_f32_dim1_correction0", red(torch.var, dim=1, correction=0), float_in)
 add("std_f32_dims0_neg1_unbiased_false", red(torch.std, dim=(0, -1), unbiased=False), float_in)
@@ -349,9 +426,13 @@ add("mean_f32_all_keepdim", red(torch.mean, dim=(0, 1, 2), keepdim=True), float_
 add("sum_f32_dim1_to_f64_out", red(torch.sum, dim=1, dtype=torch.float64), float_in)
 
 INT_REDS = {
-    "sum": (torch.sum, DIM_VARIANTS), "amax": (torch.amax, DIM_VARIANTS), "amin": (torch.amin, DIM_VARIANTS),
-    "prod": (torch.prod, SINGLE_DIM_VARIANTS), "argmax": (torch.argmax, SINGLE_DIM_VARIANTS),
-    "argmin": (torch.argmin, SINGLE_DIM_VARIANTS), "all": (torch.all, {"all": {}, "dim1": {"dim": 1}}),
+    "sum": (torch.sum, DIM_VARIANTS),
+    "amax": (torch.amax, DIM_VARIANTS),
+    "amin": (torch.amin, DIM_VARIANTS),
+    "prod": (torch.prod, SINGLE_DIM_VARIANTS),
+    "argmax": (torch.argmax, SINGLE_DIM_VARIANTS),
+    "argmin": (torch.argmin, SINGLE_DIM_VARIANTS),
+    "all": (torch.all, {"all": {}, "dim1": {"dim": 1}}),
     "any": (torch.any, {"all": {}, "dim1": {"dim": 1}}),
     "logsumexp": (torch.logsumexp, {"dim1": {"dim": 1}}),
 }
@@ -362,9 +443,14 @@ for dtype, short in ((torch.int32, "i32"), (torch.int64, "i64")):
                 kwargs = {"dim": ()}
             make_in = small_int_in(dtype) if op in ("prod", "all", "any") else int_in(dtype)
             add(f"{op}_{short}_{tag}", red(fn, **kwargs), make_in, short)
-for op, fn, kwargs in (("sum", torch.sum, {"dim": 1}), ("sum", torch.sum, {}), ("all", torch.all, {"dim": -1}),
-                       ("any", torch.any, {}), ("amax", torch.amax, {"dim": 1}),
-                       ("prod", torch.prod, {"dim": 1})):
+for op, fn, kwargs in (
+    ("sum", torch.sum, {"dim": 1}),
+    ("sum", torch.sum, {}),
+    ("all", torch.all, {"dim": -1}),
+    ("any", torch.any, {}),
+    ("amax", torch.amax, {"dim": 1}),
+    ("prod", torch.prod, {"dim": 1}),
+):
     tag = "_".join(f"{k}{v}" for k, v in kwargs.items()) or "all"
     add(f"{op}_bool_{tag}", red(fn, **kwargs), bool_in, "bool")
 
@@ -380,18 +466,22 @@ def with_index(high: int, n: int, unique: bool = False, negative: bool = False, 
         if negative:
             idx = idx - high
         return x, idx.to(dtype)
+
     return make
 
 
 add("index_select_dim0", lambda: Fn(lambda x, i: torch.index_select(x, 0, i)), with_index(5, 4), "f32, i64 idx")
 add("index_select_dimneg1", lambda: Fn(lambda x, i: torch.index_select(x, -1, i)), with_index(6, 7), "f32, i64 idx")
-add("index_select_i32_idx", lambda: Fn(lambda x, i: torch.index_select(x, 1, i)),
-    with_index(6, 3, dtype=torch.int32), "f32, i32 idx")
+add(
+    "index_select_i32_idx",
+    lambda: Fn(lambda x, i: torch.index_select(x, 1, i)),
+    with_index(6, 3, dtype=torch.int32),
+    "f32, i32 idx",
+)
 add("getitem_x_idx", lambda: Fn(lambda x, i: x[i]), with_index(5, 4), "f32, i64 idx")
 add("getitem_x_idx_negative", lambda: Fn(lambda x, i: x[i]), with_index(5, 4, negative=True), "f32, i64 idx<0")
 add("getitem_x_colon_idx", lambda: Fn(lambda x, i: x[:, i]), with_index(6, 3), "f32, i64 idx")
-add("getitem_x_colon_idx_negative", lambda: Fn(lambda x, i: x[:, i]), with_index(6, 3, negative=True),
-    "f32, i64 idx<0")
+add("getitem_x_colon_idx_negative", lambda: Fn(lambda x, i: x[:, i]), with_index(6, 3, negative=True), "f32, i64 idx<0")
 add("getitem_x_idx2d", lambda: Fn(lambda x, i: x[i.reshape(2, 2)]), with_index(5, 4), "f32, i64 idx")
 add("getitem_x_i32_idx", lambda: Fn(lambda x, i: x[i]), with_index(5, 4, dtype=torch.int32), "f32, i32 idx")
 
@@ -402,29 +492,40 @@ def two_indices(g):
 
 
 add("getitem_x_idx1_idx2", lambda: Fn(lambda x, i, j: x[i, j]), two_indices, "f32, i64 idx (neg in idx2)")
-add("getitem_x_negidx1_idx2", lambda: Fn(lambda x, i, j: x[i - 5, j % 6]), two_indices,
-    "f32, i64 idx (neg in idx1)")
-add("getitem_3d_idx1_colon_negidx2", lambda: Fn(lambda x, i, j: x.reshape(5, 2, 3)[i, :, j % 3 - 3]), two_indices,
-    "f32, i64 idx (neg in idx2)")
-add("getitem_3d_colon_idx1_idx2", lambda: Fn(lambda x, i, j: x.reshape(5, 2, 3)[:, i % 2, j % 3]), two_indices,
-    "f32, i64 idx")
+add("getitem_x_negidx1_idx2", lambda: Fn(lambda x, i, j: x[i - 5, j % 6]), two_indices, "f32, i64 idx (neg in idx1)")
+add(
+    "getitem_3d_idx1_colon_negidx2",
+    lambda: Fn(lambda x, i, j: x.reshape(5, 2, 3)[i, :, j % 3 - 3]),
+    two_indices,
+    "f32, i64 idx (neg in idx2)",
+)
+add(
+    "getitem_3d_colon_idx1_idx2",
+    lambda: Fn(lambda x, i, j: x.reshape(5, 2, 3)[:, i % 2, j % 3]),
+    two_indices,
+    "f32, i64 idx",
+)
 
 
 def gather_in(dim: int, shape=(5, 3)):
     def make(g):
         x = torch.randn(*X_SHAPE, generator=g)
         return x, torch.randint(0, X_SHAPE[dim], shape, generator=g)
+
     return make
 
 
 add("gather_dim0", lambda: Fn(lambda x, i: torch.gather(x, 0, i)), gather_in(0), "f32, i64 idx")
 add("gather_dim1", lambda: Fn(lambda x, i: torch.gather(x, 1, i)), gather_in(1), "f32, i64 idx")
-add("gather_dimneg1_wider_idx", lambda: Fn(lambda x, i: torch.gather(x, -1, i)), gather_in(1, (3, 8)),
-    "f32, i64 idx")
+add("gather_dimneg1_wider_idx", lambda: Fn(lambda x, i: torch.gather(x, -1, i)), gather_in(1, (3, 8)), "f32, i64 idx")
 add("take_along_dim_dim1", lambda: Fn(lambda x, i: torch.take_along_dim(x, i, dim=1)), gather_in(1), "f32, i64 idx")
 add("take_along_dim_argsort", lambda: Fn(lambda x: torch.take_along_dim(x, x.argsort(dim=0), dim=0)), randn(*X_SHAPE))
-add("take_along_dim_nodim", lambda: Fn(lambda x, i: torch.take_along_dim(x, i.reshape(-1) % 30)), gather_in(1),
-    "f32, i64 idx")
+add(
+    "take_along_dim_nodim",
+    lambda: Fn(lambda x, i: torch.take_along_dim(x, i.reshape(-1) % 30)),
+    gather_in(1),
+    "f32, i64 idx",
+)
 
 
 def put_in(unique: bool, two: bool = False, negative: bool = False):
@@ -434,28 +535,58 @@ def put_in(unique: bool, two: bool = False, negative: bool = False):
         if negative:
             idx = idx - 5
         if two:
-            col = torch.randperm(6, generator=g)[:len(idx)] if unique else torch.randint(0, 6, (len(idx),), generator=g)
+            col = (
+                torch.randperm(6, generator=g)[: len(idx)] if unique else torch.randint(0, 6, (len(idx),), generator=g)
+            )
             return x, idx, col, torch.randn(len(idx), generator=g)
         return x, idx, torch.randn(len(idx), 6, generator=g)
+
     return make
 
 
 add("index_put_row_unique", lambda: Fn(lambda x, i, v: torch.index_put(x, (i,), v)), put_in(True), "f32, i64 idx")
-add("index_put_row_negative", lambda: Fn(lambda x, i, v: torch.index_put(x, (i,), v)), put_in(True, negative=True),
-    "f32, i64 idx<0")
-add("index_put_row_accumulate_dups", lambda: Fn(lambda x, i, v: torch.index_put(x, (i,), v, accumulate=True)),
-    put_in(False), "f32, i64 idx")
-add("index_put_2idx_unique", lambda: Fn(lambda x, i, j, v: torch.index_put(x, (i, j), v)), put_in(True, True),
-    "f32, i64 idx")
-add("index_put_2idx_accumulate_dups", lambda: Fn(lambda x, i, j, v: torch.index_put(x, (i, j), v,
-                                                                                   accumulate=True)),
-    put_in(False, True), "f32, i64 idx")
-add("index_put_2idx_negative_col", lambda: Fn(lambda x, i, j, v: torch.index_put(x, (i, j - 6), v)),
-    put_in(True, True), "f32, i64 idx (neg in idx2)")
-add("index_put_2idx_accumulate_negative_col", lambda: Fn(lambda x, i, j, v: torch.index_put(
-    x, (i, j - 6), v, accumulate=True)), put_in(False, True), "f32, i64 idx (neg in idx2)")
-add("index_put_scalar_broadcast", lambda: Fn(lambda x, i, v: torch.index_put(x, (i,), v[0, 0])), put_in(True),
-    "f32, i64 idx")
+add(
+    "index_put_row_negative",
+    lambda: Fn(lambda x, i, v: torch.index_put(x, (i,), v)),
+    put_in(True, negative=True),
+    "f32, i64 idx<0",
+)
+add(
+    "index_put_row_accumulate_dups",
+    lambda: Fn(lambda x, i, v: torch.index_put(x, (i,), v, accumulate=True)),
+    put_in(False),
+    "f32, i64 idx",
+)
+add(
+    "index_put_2idx_unique",
+    lambda: Fn(lambda x, i, j, v: torch.index_put(x, (i, j), v)),
+    put_in(True, True),
+    "f32, i64 idx",
+)
+add(
+    "index_put_2idx_accumulate_dups",
+    lambda: Fn(lambda x, i, j, v: torch.index_put(x, (i, j), v, accumulate=True)),
+    put_in(False, True),
+    "f32, i64 idx",
+)
+add(
+    "index_put_2idx_negative_col",
+    lambda: Fn(lambda x, i, j, v: torch.index_put(x, (i, j - 6), v)),
+    put_in(True, True),
+    "f32, i64 idx (neg in idx2)",
+)
+add(
+    "index_put_2idx_accumulate_negative_col",
+    lambda: Fn(lambda x, i, j, v: torch.index_put(x, (i, j - 6), v, accumulate=True)),
+    put_in(False, True),
+    "f32, i64 idx (neg in idx2)",
+)
+add(
+    "index_put_scalar_broadcast",
+    lambda: Fn(lambda x, i, v: torch.index_put(x, (i,), v[0, 0])),
+    put_in(True),
+    "f32, i64 idx",
+)
 
 
 class SetItemCols(nn.Module):
@@ -465,9 +596,12 @@ class SetItemCols(nn.Module):
         return y
 
 
-add("setitem_x_colon_idx", lambda: SetItemCols(),
-    lambda g: (torch.randn(*X_SHAPE, generator=g), torch.randperm(6, generator=g)[:2],
-               torch.randn(5, 2, generator=g)), "f32, i64 idx")
+add(
+    "setitem_x_colon_idx",
+    lambda: SetItemCols(),
+    lambda g: (torch.randn(*X_SHAPE, generator=g), torch.randperm(6, generator=g)[:2], torch.randn(5, 2, generator=g)),
+    "f32, i64 idx",
+)
 
 
 def scatter_in(unique: bool, dim: int = 1):
@@ -480,22 +614,35 @@ def scatter_in(unique: bool, dim: int = 1):
         else:
             idx = torch.randint(0, X_SHAPE[dim], (rows, 3) if dim == 1 else (3, rows), generator=g)
         return x, idx, torch.randn(*idx.shape, generator=g)
+
     return make
 
 
 add("scatter_src_dim1", lambda: Fn(lambda x, i, s: torch.scatter(x, 1, i, s)), scatter_in(True), "f32, i64 idx")
 add("scatter_src_dim0", lambda: Fn(lambda x, i, s: torch.scatter(x, 0, i, s)), scatter_in(True, 0), "f32, i64 idx")
 add("scatter_value_dim1", lambda: Fn(lambda x, i, s: torch.scatter(x, 1, i, 2.5)), scatter_in(True), "f32, i64 idx")
-add("scatter_add_dim1_dups", lambda: Fn(lambda x, i, s: torch.scatter_add(x, 1, i, s)), scatter_in(False),
-    "f32, i64 idx")
-add("scatter_add_dim0_dups", lambda: Fn(lambda x, i, s: torch.scatter_add(x, 0, i, s)), scatter_in(False, 0),
-    "f32, i64 idx")
+add(
+    "scatter_add_dim1_dups",
+    lambda: Fn(lambda x, i, s: torch.scatter_add(x, 1, i, s)),
+    scatter_in(False),
+    "f32, i64 idx",
+)
+add(
+    "scatter_add_dim0_dups",
+    lambda: Fn(lambda x, i, s: torch.scatter_add(x, 0, i, s)),
+    scatter_in(False, 0),
+    "f32, i64 idx",
+)
 for reduce in ("sum", "prod", "amax", "amin", "mean"):
     for include_self in (True, False):
-        add(f"scatter_reduce_{reduce}_self{int(include_self)}",
+        add(
+            f"scatter_reduce_{reduce}_self{int(include_self)}",
             lambda reduce=reduce, include_self=include_self: Fn(
-                lambda x, i, s: torch.scatter_reduce(x, 1, i, s, reduce, include_self=include_self)),
-            scatter_in(False), "f32, i64 idx")
+                lambda x, i, s: torch.scatter_reduce(x, 1, i, s, reduce, include_self=include_self)
+            ),
+            scatter_in(False),
+            "f32, i64 idx",
+        )
 
 
 def int_scatter_in(g):
@@ -503,8 +650,12 @@ def int_scatter_in(g):
     return (x * 10).to(torch.int32), idx, (s * 10).to(torch.int32)
 
 
-add("scatter_reduce_mean_i32", lambda: Fn(lambda x, i, s: torch.scatter_reduce(x, 1, i, s, "mean")),
-    int_scatter_in, "i32, i64 idx")
+add(
+    "scatter_reduce_mean_i32",
+    lambda: Fn(lambda x, i, s: torch.scatter_reduce(x, 1, i, s, "mean")),
+    int_scatter_in,
+    "i32, i64 idx",
+)
 add("scatter_add_i32", lambda: Fn(lambda x, i, s: torch.scatter_add(x, 1, i, s)), int_scatter_in, "i32, i64 idx")
 
 
@@ -540,31 +691,77 @@ CUMPROD, CUMMAX = (aten.cumprod.default,), (aten.cummax.default,)
 CUMMIN, LOGCUMSUMEXP = (aten.cummin.default,), (aten.logcumsumexp.default,)
 for dim in (0, -1):
     add(f"cumsum_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.cumsum(x, dim)), cum_float)
-    add(f"cumprod_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.cumprod(x, dim)), cum_prod_float,
-        non_core_aten=CUMPROD)
-    add(f"cummax_f32_dim{dim}", lambda dim=dim: Fn(lambda x: tuple(torch.cummax(x, dim))), cum_float,
-        non_core_aten=CUMMAX)
-    add(f"cummin_f32_dim{dim}", lambda dim=dim: Fn(lambda x: tuple(torch.cummin(x, dim))), cum_float,
-        non_core_aten=CUMMIN)
-    add(f"logcumsumexp_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.logcumsumexp(x, dim)), cum_float,
-        non_core_aten=LOGCUMSUMEXP)
+    add(
+        f"cumprod_f32_dim{dim}",
+        lambda dim=dim: Fn(lambda x: torch.cumprod(x, dim)),
+        cum_prod_float,
+        non_core_aten=CUMPROD,
+    )
+    add(
+        f"cummax_f32_dim{dim}",
+        lambda dim=dim: Fn(lambda x: tuple(torch.cummax(x, dim))),
+        cum_float,
+        non_core_aten=CUMMAX,
+    )
+    add(
+        f"cummin_f32_dim{dim}",
+        lambda dim=dim: Fn(lambda x: tuple(torch.cummin(x, dim))),
+        cum_float,
+        non_core_aten=CUMMIN,
+    )
+    add(
+        f"logcumsumexp_f32_dim{dim}",
+        lambda dim=dim: Fn(lambda x: torch.logcumsumexp(x, dim)),
+        cum_float,
+        non_core_aten=LOGCUMSUMEXP,
+    )
 for dtype, short in ((torch.int32, "i32"), (torch.int64, "i64")):
-    add(f"cumsum_{short}_dim1", lambda: Fn(lambda x: torch.cumsum(x, 1)),
-        lambda g, dtype=dtype: (torch.randint(-50, 50, CUM_SHAPE, generator=g, dtype=dtype),), short)
-    add(f"cumsum_{short}_to_same_dtype", lambda dtype=dtype: Fn(lambda x: torch.cumsum(x, 1, dtype=dtype)),
-        lambda g, dtype=dtype: (torch.randint(-50, 50, CUM_SHAPE, generator=g, dtype=dtype),), short)
-    add(f"cumprod_{short}_dim1", lambda: Fn(lambda x: torch.cumprod(x, 1)),
-        lambda g, dtype=dtype: (torch.randint(-3, 4, CUM_SHAPE, generator=g, dtype=dtype),), short,
-        non_core_aten=CUMPROD)
-    add(f"cummax_{short}_dim1", lambda: Fn(lambda x: tuple(torch.cummax(x, 1))),
-        lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),), short, non_core_aten=CUMMAX)
-    add(f"cummin_{short}_dim0", lambda: Fn(lambda x: tuple(torch.cummin(x, 0))),
-        lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),), short, non_core_aten=CUMMIN)
-add("cumsum_bool_dim1", lambda: Fn(lambda x: torch.cumsum(x, 1)),
-    lambda g: (torch.rand(*CUM_SHAPE, generator=g) > 0.5,), "bool")
+    add(
+        f"cumsum_{short}_dim1",
+        lambda: Fn(lambda x: torch.cumsum(x, 1)),
+        lambda g, dtype=dtype: (torch.randint(-50, 50, CUM_SHAPE, generator=g, dtype=dtype),),
+        short,
+    )
+    add(
+        f"cumsum_{short}_to_same_dtype",
+        lambda dtype=dtype: Fn(lambda x: torch.cumsum(x, 1, dtype=dtype)),
+        lambda g, dtype=dtype: (torch.randint(-50, 50, CUM_SHAPE, generator=g, dtype=dtype),),
+        short,
+    )
+    add(
+        f"cumprod_{short}_dim1",
+        lambda: Fn(lambda x: torch.cumprod(x, 1)),
+        lambda g, dtype=dtype: (torch.randint(-3, 4, CUM_SHAPE, generator=g, dtype=dtype),),
+        short,
+        non_core_aten=CUMPROD,
+    )
+    add(
+        f"cummax_{short}_dim1",
+        lambda: Fn(lambda x: tuple(torch.cummax(x, 1))),
+        lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),),
+        short,
+        non_core_aten=CUMMAX,
+    )
+    add(
+        f"cummin_{short}_dim0",
+        lambda: Fn(lambda x: tuple(torch.cummin(x, 0))),
+        lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),),
+        short,
+        non_core_aten=CUMMIN,
+    )
+add(
+    "cumsum_bool_dim1",
+    lambda: Fn(lambda x: torch.cumsum(x, 1)),
+    lambda g: (torch.rand(*CUM_SHAPE, generator=g) > 0.5,),
+    "bool",
+)
 add("cumsum_f32_to_f64_out", lambda: Fn(lambda x: torch.cumsum(x, 1, dtype=torch.float64)), cum_float)
-add("cumsum_i32_to_f32", lambda: Fn(lambda x: torch.cumsum(x, 1, dtype=torch.float32)),
-    lambda g: (torch.randint(-50, 50, CUM_SHAPE, generator=g, dtype=torch.int32),), "i32")
+add(
+    "cumsum_i32_to_f32",
+    lambda: Fn(lambda x: torch.cumsum(x, 1, dtype=torch.float32)),
+    lambda g: (torch.randint(-50, 50, CUM_SHAPE, generator=g, dtype=torch.int32),),
+    "i32",
+)
 
 # --------------------------------------------------------------------------- F.pad
 section("pad")
@@ -574,13 +771,20 @@ for d in (1, 2, 3):
     for mode in ("constant", "reflect", "replicate", "circular"):
         for pad in PADS[d]:
             kwargs = {"value": 0.5} if mode == "constant" else {}
-            add(f"pad{d}d_{mode}", lambda mode=mode, pad=pad, kwargs=kwargs: Fn(
-                lambda x: F.pad(x, pad, mode=mode, **kwargs)), randn(*PAD_IN[d]))
+            add(
+                f"pad{d}d_{mode}",
+                lambda mode=mode, pad=pad, kwargs=kwargs: Fn(lambda x: F.pad(x, pad, mode=mode, **kwargs)),
+                randn(*PAD_IN[d]),
+            )
 add("pad2d_constant_negative_crop", lambda: Fn(lambda x: F.pad(x, (-1, 2, 1, -2))), randn(*PAD_IN[2]))
 add("pad1d_reflect_pad3", lambda: Fn(lambda x: F.pad(x, (3, 3), mode="reflect")), randn(*PAD_IN[1]))
 add("pad2d_circular_negative", lambda: Fn(lambda x: F.pad(x, (-1, 2, 1, 0), mode="circular")), randn(*PAD_IN[2]))
-add("pad1d_constant_i64", lambda: Fn(lambda x: F.pad(x, (2, 1), value=-3)),
-    lambda g: (torch.randint(-9, 9, PAD_IN[1], generator=g),), "i64")
+add(
+    "pad1d_constant_i64",
+    lambda: Fn(lambda x: F.pad(x, (2, 1), value=-3)),
+    lambda g: (torch.randint(-9, 9, PAD_IN[1], generator=g),),
+    "i64",
+)
 add("pad1d_reflect_2d_input_unbatched", lambda: Fn(lambda x: F.pad(x, (2, 2), mode="reflect")), randn(3, 7))
 
 CASE_BY_NAME = {case.name: case for case in CASES}
@@ -610,32 +814,48 @@ def _nowhere(names: List[str], op: str, reason: str) -> Dict[str, RunsNowhere]:
 # one-program-per-case sweep; test_op_variant_sweep.py checks that each op stays on the CPU.
 RUNS_NOWHERE: Dict[str, RunsNowhere] = {
     **_nowhere(
-        ["avgpool3d_k3_s2_p1_ceil1_cip1", "avgpool3d_k2_s2_ceil_nopad"], "aten::avg_pool3d",
+        ["avgpool3d_k3_s2_p1_ceil1_cip1", "avgpool3d_k2_s2_ceil_nopad"],
+        "aten::avg_pool3d",
         "ceil_mode with count_include_pad adds a last window past the padding, which OpenVINO averages "
-        "over the whole kernel and PyTorch over the padded input, " + _no_kernel("avg_pool3d")),
+        "over the whole kernel and PyTorch over the padded input, " + _no_kernel("avg_pool3d"),
+    ),
     **_nowhere(
-        ["avgpool3d_k3_s2_p1_ceil_divisor5"], "aten::avg_pool3d",
+        ["avgpool3d_k3_s2_p1_ceil_divisor5"],
+        "aten::avg_pool3d",
         "OpenVINO's frontend refuses divisor_override, and the rewrite into a plain average leaves a "
-        "ceil-mode window past the padding alone, " + _no_kernel("avg_pool3d")),
+        "ceil-mode window past the padding alone, " + _no_kernel("avg_pool3d"),
+    ),
     **_nowhere(
-        [f"embedding_bag_max_{tag}" for tag in ("2d", "offsets", "offsets_empty_bag", "last_offset",
-                                                "padding_idx")], "aten::_embedding_bag",
-        "OpenVINO translates embedding_bag for modes sum and mean only, " + _no_kernel("_embedding_bag")),
+        [f"embedding_bag_max_{tag}" for tag in ("2d", "offsets", "offsets_empty_bag", "last_offset", "padding_idx")],
+        "aten::_embedding_bag",
+        "OpenVINO translates embedding_bag for modes sum and mean only, " + _no_kernel("_embedding_bag"),
+    ),
     **_nowhere(
-        ["embedding_bag_sum_padding_idx", "embedding_bag_mean_padding_idx",
-         "embedding_bag_sum_padding_idx_nonzero_row", "embedding_bag_mean_padding_idx_nonzero_row"],
+        [
+            "embedding_bag_sum_padding_idx",
+            "embedding_bag_mean_padding_idx",
+            "embedding_bag_sum_padding_idx_nonzero_row",
+            "embedding_bag_mean_padding_idx_nonzero_row",
+        ],
         "aten::_embedding_bag",
         "OpenVINO's translation ignores padding_idx (it sums and averages the padding entries in), so "
-        "the partitioner keeps it on the CPU, " + _no_kernel("_embedding_bag")),
+        "the partitioner keeps it on the CPU, " + _no_kernel("_embedding_bag"),
+    ),
     **_nowhere(
-        ["interp2d_bicubic_ac0_antialias_down", "interp2d_bicubic_ac1_antialias_down",
-         "interp2d_bicubic_antialias_up"], "aten::_upsample_bicubic2d_aa",
-        _no_translation("_upsample_bicubic2d_aa")),
+        ["interp2d_bicubic_ac0_antialias_down", "interp2d_bicubic_ac1_antialias_down", "interp2d_bicubic_antialias_up"],
+        "aten::_upsample_bicubic2d_aa",
+        _no_translation("_upsample_bicubic2d_aa"),
+    ),
     **_nowhere(
-        [name for name in CASE_BY_NAME if name.startswith("scatter_reduce_")], "aten::scatter_reduce",
-        _no_translation("scatter_reduce.two")),
-    **{name: RunsNowhere(f"aten::{op}", _no_translation(op))
-       for op in ("cumprod", "cummax", "cummin", "logcumsumexp")
-       for name in CASE_BY_NAME if name.startswith(op + "_")},
+        [name for name in CASE_BY_NAME if name.startswith("scatter_reduce_")],
+        "aten::scatter_reduce",
+        _no_translation("scatter_reduce.two"),
+    ),
+    **{
+        name: RunsNowhere(f"aten::{op}", _no_translation(op))
+        for op in ("cumprod", "cummax", "cummin", "logcumsumexp")
+        for name in CASE_BY_NAME
+        if name.startswith(op + "_")
+    },
 }
 assert set(RUNS_NOWHERE) <= set(CASE_BY_NAME), "RUNS_NOWHERE names a case that does not exist"

@@ -4,7 +4,6 @@ as before."""
 
 import torch
 import torch.nn.functional as F
-
 from executorch_openvino import OpenvinoPartitioner
 from harness import assert_close, check_against_eager, eager, lower, run
 
@@ -36,8 +35,9 @@ def masked_inputs():
 
 
 def test_masked_attention_is_one_openvino_op(tmp_path):
-    check_against_eager(MaskedAttention(), [masked_inputs(), masked_inputs()], tmp_path,
-                        expect_delegated=[SDPA], rtol=1e-4, atol=1e-5)
+    check_against_eager(
+        MaskedAttention(), [masked_inputs(), masked_inputs()], tmp_path, expect_delegated=[SDPA], rtol=1e-4, atol=1e-5
+    )
 
 
 def test_attention_with_a_bool_mask_is_one_openvino_op(tmp_path):
@@ -45,19 +45,27 @@ def test_attention_with_a_bool_mask_is_one_openvino_op(tmp_path):
         mask = (torch.rand(5, 5) > 0.3).fill_diagonal_(True)  # True: may attend
         return heads(4), heads(4), heads(4), mask
 
-    check_against_eager(MaskedAttention(), [inputs(), inputs()], tmp_path,
-                        expect_delegated=[SDPA], rtol=1e-4, atol=1e-5)
+    check_against_eager(
+        MaskedAttention(), [inputs(), inputs()], tmp_path, expect_delegated=[SDPA], rtol=1e-4, atol=1e-5
+    )
 
 
 def test_causal_attention_is_one_openvino_op(tmp_path):
-    check_against_eager(CausalAttention(), [(heads(4), heads(4), heads(4)) for _ in range(2)], tmp_path,
-                        expect_delegated=[SDPA], rtol=1e-4, atol=1e-5)
+    check_against_eager(
+        CausalAttention(),
+        [(heads(4), heads(4), heads(4)) for _ in range(2)],
+        tmp_path,
+        expect_delegated=[SDPA],
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 def test_grouped_attention_openvino_ignores_is_decomposed(tmp_path):
     # OpenVINO's frontend drops enable_gqa, so 6 query heads over 2 KV heads would not convert.
-    lowered = check_against_eager(GroupedAttention(), [(heads(6), heads(2), heads(2)) for _ in range(2)],
-                                  tmp_path, rtol=1e-4, atol=1e-5)
+    lowered = check_against_eager(
+        GroupedAttention(), [(heads(6), heads(2), heads(2)) for _ in range(2)], tmp_path, rtol=1e-4, atol=1e-5
+    )
     assert SDPA not in lowered.delegated_ops()
 
 
@@ -78,15 +86,28 @@ class AttentionThenMergeHeads(torch.nn.Module):
 
 
 def test_attention_whose_heads_are_merged_is_one_openvino_op(tmp_path):
-    check_against_eager(AttentionThenMergeHeads(), [(heads(4), heads(4), heads(4)) for _ in range(2)],
-                        tmp_path, expect_delegated=[SDPA], rtol=1e-4, atol=1e-5)
+    check_against_eager(
+        AttentionThenMergeHeads(),
+        [(heads(4), heads(4), heads(4)) for _ in range(2)],
+        tmp_path,
+        expect_delegated=[SDPA],
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 def test_attention_over_a_dynamic_length_is_one_openvino_op(tmp_path):
     length = torch.export.Dim("length", min=2, max=64)
     inputs = [tuple(heads(4, size) for _ in range(3)) for size in (5, 9)]
-    check_against_eager(AttentionThenMergeHeads(), inputs, tmp_path, expect_delegated=[SDPA],
-                        dynamic_shapes=tuple({2: length} for _ in range(3)), rtol=1e-4, atol=1e-5)
+    check_against_eager(
+        AttentionThenMergeHeads(),
+        inputs,
+        tmp_path,
+        expect_delegated=[SDPA],
+        dynamic_shapes=tuple({2: length} for _ in range(3)),
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 class ProjectedAttention(torch.nn.Module):
@@ -107,8 +128,14 @@ class ProjectedAttention(torch.nn.Module):
 def test_attention_over_a_permuted_projection_is_one_openvino_op(tmp_path):
     # Kept whole, attention is traced again with a result laid out unlike at export,
     # under which the merge of its heads could not be a view (attention_layout.py).
-    check_against_eager(ProjectedAttention(), [(torch.randn(2, 10, 64),) for _ in range(2)], tmp_path,
-                        expect_delegated=[SDPA], rtol=1e-4, atol=1e-5)
+    check_against_eager(
+        ProjectedAttention(),
+        [(torch.randn(2, 10, 64),) for _ in range(2)],
+        tmp_path,
+        expect_delegated=[SDPA],
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 def test_the_users_program_is_not_changed_by_lowering(tmp_path):

@@ -6,9 +6,8 @@ The header is read where `pip install` put it, so these run without a source tre
 import re
 from pathlib import Path
 
-import pytest
-
 import executorch_openvino
+import pytest
 from executorch_openvino import BACKEND_ID
 from executorch_openvino.compile_specs import CACHE_DIR, INFERENCE_PRECISION
 from executorch_openvino.native_library import load_runtime_library

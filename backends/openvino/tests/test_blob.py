@@ -4,12 +4,11 @@ import hashlib
 import re
 from pathlib import Path
 
+import executorch_openvino.blob as blob_module
+import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
-import numpy as np
 import pytest
-
-import executorch_openvino.blob as blob_module
 from executorch_openvino.blob import FORMAT_VERSION, HEADER_SIZE, read_blob, write_blob
 
 
@@ -44,13 +43,20 @@ def test_blob_names_its_ir_by_a_blake2b_digest_of_xml_and_weights():
     assert blob.ir_digest == hashlib.blake2b(blob.ir_xml + blob.ir_weights, digest_size=12).digest()
 
 
-@pytest.mark.parametrize("cpp_name, python_name", [
-    ("kBlobHeaderSize", "HEADER_SIZE"), ("kBlobVersionFieldSize", "VERSION_FIELD_SIZE"),
-    ("kBlobAlignment", "ALIGNMENT"), ("kBlobDigestSize", "DIGEST_SIZE"),
-    ("kBlobWriterVersionOffset", "WRITER_VERSION_OFFSET"), ("kBlobXmlSizeOffset", "XML_SIZE_OFFSET"),
-    ("kBlobWeightsSizeOffset", "WEIGHTS_SIZE_OFFSET"), ("kBlobChecksumOffset", "CHECKSUM_OFFSET"),
-    ("kBlobDigestOffset", "DIGEST_OFFSET"),
-])
+@pytest.mark.parametrize(
+    "cpp_name, python_name",
+    [
+        ("kBlobHeaderSize", "HEADER_SIZE"),
+        ("kBlobVersionFieldSize", "VERSION_FIELD_SIZE"),
+        ("kBlobAlignment", "ALIGNMENT"),
+        ("kBlobDigestSize", "DIGEST_SIZE"),
+        ("kBlobWriterVersionOffset", "WRITER_VERSION_OFFSET"),
+        ("kBlobXmlSizeOffset", "XML_SIZE_OFFSET"),
+        ("kBlobWeightsSizeOffset", "WEIGHTS_SIZE_OFFSET"),
+        ("kBlobChecksumOffset", "CHECKSUM_OFFSET"),
+        ("kBlobDigestOffset", "DIGEST_OFFSET"),
+    ],
+)
 def test_layout_in_the_cpp_header_is_the_python_layout(cpp_name, python_name):
     header = Path(__file__).resolve().parents[1] / "runtime" / "blob_format.h"
     match = re.search(rf"\b{cpp_name}\s*=\s*(\d+);", header.read_text())

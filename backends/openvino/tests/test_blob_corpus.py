@@ -28,8 +28,7 @@ EXPECTED = {
 def test_every_corpus_blob_is_refused_cleanly_or_loads():
     files = sorted(CORPUS.iterdir())
     assert len(files) >= 10, f"the corpus at {CORPUS} is missing"
-    result = subprocess.run([str(cpp_programs().blob_driver), str(CORPUS)],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run([str(cpp_programs().blob_driver), str(CORPUS)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, f"the driver failed ({result.returncode}):\n{result.stdout}\n{result.stderr[-4000:]}"
     assert f"{len(files)} files, no crash" in result.stdout
     outcomes = {}

@@ -5,7 +5,6 @@ from call to call as ExecuTorch's own buffers do."""
 import copy
 
 import torch
-
 from executorch_openvino import OpenvinoPartitioner
 from harness import assert_close, eager, lower, lower_whole_program, run
 

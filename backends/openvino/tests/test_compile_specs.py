@@ -3,7 +3,6 @@
 import pytest
 import torch
 from executorch.exir.backend.compile_spec_schema import CompileSpec
-
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs, parse_compile_specs
 from harness import check_against_eager
 

@@ -6,7 +6,6 @@ import logging
 
 import torch
 import torch.nn.functional as F
-
 from harness import check_against_eager, lower
 
 
@@ -16,8 +15,7 @@ def images(*shape):
 
 def test_conv2d_with_reflect_padding_runs_in_openvino_and_matches_eager(tmp_path):
     model = torch.nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")
-    lowered = check_against_eager(model, images(1, 3, 8, 8), tmp_path,
-                                  expect_delegated=["aten.convolution.default"])
+    lowered = check_against_eager(model, images(1, 3, 8, 8), tmp_path, expect_delegated=["aten.convolution.default"])
     assert lowered.cpu_ops() == []
 
 
@@ -43,8 +41,7 @@ def test_avg_pool_with_ceil_mode_counting_padding_runs_on_the_cpu(tmp_path):
 def test_avg_pool_with_ceil_mode_and_only_whole_windows_stays_in_openvino(tmp_path):
     # 9 = 1 + 2 * 4: the ceil-mode windows all end inside the padding.
     model = torch.nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True)
-    lowered = check_against_eager(model, images(1, 2, 9, 9), tmp_path,
-                                  expect_delegated=["aten.avg_pool2d.default"])
+    lowered = check_against_eager(model, images(1, 2, 9, 9), tmp_path, expect_delegated=["aten.avg_pool2d.default"])
     assert lowered.cpu_ops() == []
 
 
@@ -55,8 +52,10 @@ def test_avg_pool3d_with_a_divisor_override_runs_in_openvino(tmp_path):
 
 def test_embedding_bag_with_include_last_offset_runs_in_openvino(tmp_path):
     model = torch.nn.EmbeddingBag(10, 4, mode="sum", include_last_offset=True)
-    inputs = [(torch.randint(0, 10, (7,)), torch.tensor([0, 2, 2, 7])),
-              (torch.randint(0, 10, (7,)), torch.tensor([0, 5, 6, 7]))]
+    inputs = [
+        (torch.randint(0, 10, (7,)), torch.tensor([0, 2, 2, 7])),
+        (torch.randint(0, 10, (7,)), torch.tensor([0, 5, 6, 7])),
+    ]
     check_against_eager(model, inputs, tmp_path, expect_delegated=["aten._embedding_bag.default"])
 
 
@@ -71,8 +70,12 @@ class PoolBetweenRelus(torch.nn.Module):
 
 def test_a_node_the_frontend_refuses_runs_on_the_cpu_and_the_rest_in_openvino(tmp_path, caplog):
     with caplog.at_level(logging.INFO, logger="executorch_openvino"):
-        lowered = check_against_eager(PoolBetweenRelus(), images(1, 2, 8, 8), tmp_path,
-                                      expect_delegated=["aten.relu.default", "aten.tanh.default"])
+        lowered = check_against_eager(
+            PoolBetweenRelus(),
+            images(1, 2, 8, 8),
+            tmp_path,
+            expect_delegated=["aten.relu.default", "aten.tanh.default"],
+        )
     assert lowered.cpu_ops() == ["aten::avg_pool2d.out"]
     assert "do not support divisor_override" in caplog.text
 
@@ -108,8 +111,10 @@ class IndexByTwo(torch.nn.Module):
 
 
 def test_indexing_with_two_tensors_of_negative_indices_matches_eager(tmp_path):
-    inputs = [(torch.randn(5, 6, 6), torch.tensor([0, -1, 2]), torch.tensor([-1, -6, 3])),
-              (torch.randn(5, 6, 6), torch.tensor([-5, 4, 1]), torch.tensor([5, -2, -3]))]
+    inputs = [
+        (torch.randn(5, 6, 6), torch.tensor([0, -1, 2]), torch.tensor([-1, -6, 3])),
+        (torch.randn(5, 6, 6), torch.tensor([-5, 4, 1]), torch.tensor([5, -2, -3])),
+    ]
     check_against_eager(IndexByTwo(), inputs, tmp_path, expect_delegated=["aten.index.Tensor"])
 
 

@@ -5,15 +5,14 @@ The rules are in copy_rules.py; each test here is one of their triggers.
 
 import copy
 
+import executorch_openvino.conversion
+import executorch_openvino.preprocess
 import pytest
 import torch
 from executorch.exir import EdgeCompileConfig, to_edge
 from executorch.exir.backend.backend_api import to_backend
-
-import executorch_openvino.conversion
-import executorch_openvino.preprocess
-from executorch_openvino.blob import read_blob
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
+from executorch_openvino.blob import read_blob
 from harness import assert_close, eager, lower, lower_whole_program, run
 
 CLONE = "dim_order_ops._clone_dim_order.default"
@@ -52,8 +51,9 @@ class ChainOfCopiesOfInput(torch.nn.Module):
         return x.clone().clone(), x * 2
 
 
-@pytest.mark.parametrize("model_class", [CloneOfInput, FullSliceOfInput, ChainOfCopiesOfInput],
-                         ids=["clone", "full_slice", "chain"])
+@pytest.mark.parametrize(
+    "model_class", [CloneOfInput, FullSliceOfInput, ChainOfCopiesOfInput], ids=["clone", "full_slice", "chain"]
+)
 def test_copy_of_input_returned_runs_on_the_cpu(model_class, tmp_path):
     model = model_class()
     lowered = lower(model, (torch.randn(4, 3),), tmp_path)
@@ -64,8 +64,7 @@ def test_copy_of_input_returned_runs_on_the_cpu(model_class, tmp_path):
 
 def test_copy_of_input_with_dim_order_off_runs_on_the_cpu(tmp_path):
     model = CloneOfInput()
-    lowered = lower(model, (torch.randn(4, 3),), tmp_path,
-                    edge_compile_config=EdgeCompileConfig(_skip_dim_order=True))
+    lowered = lower(model, (torch.randn(4, 3),), tmp_path, edge_compile_config=EdgeCompileConfig(_skip_dim_order=True))
     assert "aten::clone.out" in lowered.cpu_ops()
     _runs_like_eager(model, lowered, lambda: (torch.randn(4, 3),))
 
@@ -200,8 +199,7 @@ def test_copy_of_constant_at_f16_precision_keeps_only_the_integer_copy(tmp_path)
             return self.weights.clone(), self.ids.clone(), x + 1
 
     model = FloatAndInt()
-    lowered = lower(model, (torch.randn(4),), tmp_path,
-                    compile_specs=openvino_compile_specs(inference_precision="f16"))
+    lowered = lower(model, (torch.randn(4),), tmp_path, compile_specs=openvino_compile_specs(inference_precision="f16"))
     assert lowered.delegated_ops().count(CLONE) == 1, "the int32 copy stays, the float copy leaves"
     assert _copy_ran_on_cpu(lowered)
     method = lowered.load_method()
@@ -268,7 +266,7 @@ def _make(dtype, rows):
 def test_whole_program_returning_copy_of_input_is_right(dtype, dynamic, tmp_path):
     dims = ({0: torch.export.Dim("rows", min=2, max=8)},) if dynamic else None
     method = _whole_program((_make(dtype, 4),), dims, tmp_path)
-    for rows in ((4, 4) if not dynamic else (4, 8)):
+    for rows in (4, 4) if not dynamic else (4, 8):
         x = _make(dtype, rows)
         kept = x.clone()
         got = run(method, (x,))
@@ -298,8 +296,9 @@ def test_partition_returning_a_value_and_its_copy_lowers_and_runs(tmp_path):
 def test_whole_program_returning_input_gets_an_identity_on_cpu(tmp_path, monkeypatch):
     blobs = []
     write_blob = executorch_openvino.preprocess.write_blob
-    monkeypatch.setattr(executorch_openvino.preprocess, "write_blob",
-                        lambda model: blobs.append(write_blob(model)) or blobs[-1])
+    monkeypatch.setattr(
+        executorch_openvino.preprocess, "write_blob", lambda model: blobs.append(write_blob(model)) or blobs[-1]
+    )
     _whole_program((torch.randn(4, 3),), None, tmp_path)
     assert b'type="Identity"' in read_blob(blobs[0]).ir_xml
 

@@ -11,11 +11,10 @@ import json
 import subprocess
 
 import torch
-
 from cpp_build import cpp_programs
 from cpp_programs import LinearRelu
-from harness import lower
 from executorch_openvino import openvino_compile_specs
+from harness import lower
 
 
 def run_call_overhead(*args: str) -> subprocess.CompletedProcess:
@@ -25,8 +24,12 @@ def run_call_overhead(*args: str) -> subprocess.CompletedProcess:
 
 def test_both_engines_run_and_compute_the_same_outputs(tmp_path):
     torch.manual_seed(0)
-    program = lower(LinearRelu().eval(), (torch.randn(8, 64),), tmp_path,
-                    compile_specs=openvino_compile_specs(inference_precision="f32"))
+    program = lower(
+        LinearRelu().eval(),
+        (torch.randn(8, 64),),
+        tmp_path,
+        compile_specs=openvino_compile_specs(inference_precision="f32"),
+    )
     result = run_call_overhead(str(program.path), "--precision", "f32", "--rounds", "2", "--round-ms", "20")
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout)

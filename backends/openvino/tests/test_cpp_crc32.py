@@ -10,7 +10,6 @@ import subprocess
 import zlib
 
 import pytest
-
 from cpp_build import cpp_programs
 
 SKIP_EXIT_CODE = 77
@@ -29,8 +28,7 @@ def test_runtime_crc32_equals_zlib(tmp_path, size):
     data = random.Random(size).randbytes(size)
     path = tmp_path / "data.bin"
     path.write_bytes(data)
-    result = subprocess.run([str(cpp_programs().crc32_test), str(path)], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run([str(cpp_programs().crc32_test), str(path)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     printed = dict(line.split() for line in result.stdout.splitlines())
     assert printed.pop("portable") == f"{zlib.crc32(data):08x}"

@@ -12,10 +12,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import executorch_openvino
 import pytest
 import torch
-
-import executorch_openvino
 from cpp_build import REPO_ROOT, cmake_build, skip_reason
 from cpp_programs import LinearRelu, TwoOutputs
 from harness import lower
@@ -30,8 +29,9 @@ def run_pte(tmp_path_factory):
     if reason or not EXAMPLE_DIR.is_dir():
         pytest.skip(reason or "examples/cpp is not here")
     build_dir = tmp_path_factory.mktemp("example_build")
-    failure = cmake_build(EXAMPLE_DIR, build_dir, ("run_pte",),
-                          [f"-DCMAKE_PREFIX_PATH={executorch_openvino.cmake_prefix_path}"])
+    failure = cmake_build(
+        EXAMPLE_DIR, build_dir, ("run_pte",), [f"-DCMAKE_PREFIX_PATH={executorch_openvino.cmake_prefix_path}"]
+    )
     if failure:
         pytest.fail(failure)
     return build_dir / "run_pte"
@@ -46,8 +46,9 @@ def printed_outputs(stdout: str) -> dict:
     return found
 
 
-@pytest.mark.parametrize("model, shapes", [(LinearRelu(), [(8, 64)]), (TwoOutputs(), [(3, 5), (3, 5)])],
-                         ids=["linear_relu", "two_outputs"])
+@pytest.mark.parametrize(
+    "model, shapes", [(LinearRelu(), [(8, 64)]), (TwoOutputs(), [(3, 5), (3, 5)])], ids=["linear_relu", "two_outputs"]
+)
 def test_example_prints_what_executorch_runtime_computes(run_pte, tmp_path, model, shapes):
     lowered = lower(model.eval(), tuple(torch.randn(shape) for shape in shapes), tmp_path)
     assert lowered.cpu_ops() == [], "the example links no kernels: the program must be fully delegated"
@@ -80,9 +81,14 @@ def test_cmake_package_without_the_wheels_beside_it_says_what_to_set(tmp_path):
     project.mkdir()
     (project / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.28)\nproject(app LANGUAGES CXX)\n"
-        "find_package(executorch_openvino CONFIG REQUIRED)\n")
-    failure = cmake_build(project, tmp_path / "build", ("all",),
-                          [f"-DCMAKE_PREFIX_PATH={tmp_path / 'site' / 'executorch_openvino' / 'share' / 'cmake'}"])
+        "find_package(executorch_openvino CONFIG REQUIRED)\n"
+    )
+    failure = cmake_build(
+        project,
+        tmp_path / "build",
+        ("all",),
+        [f"-DCMAKE_PREFIX_PATH={tmp_path / 'site' / 'executorch_openvino' / 'share' / 'cmake'}"],
+    )
     assert failure is not None, "configuring without the wheels should fail"
     message = " ".join(failure.split())  # CMake wraps the message
     assert "needs the executorch wheel's CMake package" in message, failure[-2000:]

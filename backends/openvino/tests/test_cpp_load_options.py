@@ -10,16 +10,15 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, Sequence
 
 import numpy as np
 import pytest
 import torch
-
 from cpp_build import cpp_programs
 from cpp_programs import LinearRelu
-from harness import NO_BF16_REASON, cpu_runs_bf16, lower
 from executorch_openvino import openvino_compile_specs
+from harness import NO_BF16_REASON, cpu_runs_bf16, lower
 
 OUTPUT_LINE = re.compile(r"^output (\d+) execute (\d+): (\w+) \[([\d, ]*)\] =(.*)$")
 

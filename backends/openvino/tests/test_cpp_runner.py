@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
-from harness import lower
 from executorch_openvino import OpenvinoPartitioner
+from harness import lower
 
 RUNNER = Path(sys.executable).parent / "executorch-openvino-run"
-LATENCY = re.compile(r"^latency: first call ([\d.]+) ms; median ([\d.]+) ms, p90 ([\d.]+) ms over (\d+) calls$",
-                     re.MULTILINE)
+LATENCY = re.compile(
+    r"^latency: first call ([\d.]+) ms; median ([\d.]+) ms, p90 ([\d.]+) ms over (\d+) calls$", re.MULTILINE
+)
 
 
 class LinearReluTimesTwo(torch.nn.Module):
@@ -52,9 +52,13 @@ def split_program(tmp_path_factory):
     """Linear and the multiply in two OpenVINO delegates, relu between them on ExecuTorch's CPU kernels."""
     tmp_path = tmp_path_factory.mktemp("runner")
     model = LinearReluTimesTwo().eval()
-    lowered = lower(model, (torch.randn(2, 4),), tmp_path,
-                    dynamic_shapes=({0: torch.export.Dim("batch", max=8)},),
-                    partitioner=OpenvinoPartitioner(op_types_to_skip={"aten.relu.default"}))
+    lowered = lower(
+        model,
+        (torch.randn(2, 4),),
+        tmp_path,
+        dynamic_shapes=({0: torch.export.Dim("batch", max=8)},),
+        partitioner=OpenvinoPartitioner(op_types_to_skip={"aten.relu.default"}),
+    )
     assert lowered.cpu_ops() == ["aten::relu.out"]
     return model, lowered.path
 

@@ -16,8 +16,9 @@ REGISTERED = ("tensor_binding", "crc32", "blob_corpus", "lower_programs", "load_
 
 def ctest(*args: str) -> subprocess.CompletedProcess:
     build_dir = cpp_programs().build_dir
-    return subprocess.run([build_tool("ctest"), "--test-dir", str(build_dir), *args],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [build_tool("ctest"), "--test-dir", str(build_dir), *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_ctest_lists_every_cpp_test():

@@ -1,5 +1,7 @@
 """Outputs whose size changes from call to call, and dynamic input sizes."""
 
+import executorch_openvino.conversion
+import executorch_openvino.preprocess
 import openvino.opset13 as ov_ops
 import pytest
 import torch
@@ -7,9 +9,6 @@ from executorch.exir import to_edge
 from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
 from executorch.exir.backend.backend_api import to_backend
 from executorch.runtime import Runtime
-
-import executorch_openvino.conversion
-import executorch_openvino.preprocess
 from executorch_openvino import BACKEND_ID, openvino_compile_specs
 from harness import assert_close, eager, lower, run
 
@@ -102,8 +101,9 @@ def test_one_delegate_handle_serves_calls_with_different_output_sizes(tmp_path):
     edge = to_edge(torch.export.export(TwiceXPlusOne(), (torch.randn(4, 3),), dynamic_shapes=({0: rows},)))
     lowered = to_backend(BACKEND_ID, edge.exported_program(), openvino_compile_specs())
     dims = ({0: torch.export.Dim("a", min=2, max=16)}, {0: torch.export.Dim("b", min=2, max=16)})
-    program = to_edge(torch.export.export(CallsTwice(lowered), (torch.randn(3, 3), torch.randn(9, 3)),
-                                          dynamic_shapes=dims)).to_executorch()
+    program = to_edge(
+        torch.export.export(CallsTwice(lowered), (torch.randn(3, 3), torch.randn(9, 3)), dynamic_shapes=dims)
+    ).to_executorch()
     path = tmp_path / "shared.pte"
     path.write_bytes(_share_first_delegate(program.buffer))
 

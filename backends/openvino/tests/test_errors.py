@@ -2,10 +2,9 @@
 
 import struct
 
+import executorch_openvino.preprocess
 import pytest
 import torch
-
-import executorch_openvino.preprocess
 from harness import assert_close, eager, lower, run
 
 

@@ -1,12 +1,12 @@
 """fold_miscomputed_constants on the graph preprocess gives it: which integer cumsums
 and abs it replaces with their value, and which it must leave to OpenVINO."""
+
 import logging
 
 import pytest
 import torch
 from executorch.exir import to_edge
 from executorch.exir.passes.memory_format_ops_pass import DimOrderOpsRevertPass
-
 from executorch_openvino.passes.fold_miscomputed_constants import fold_miscomputed_constants
 
 
@@ -17,8 +17,11 @@ def unlifted_graph(module, inputs):
 
 
 def cumsums(graph_module):
-    return [node for node in graph_module.graph.nodes
-            if node.op == "call_function" and node.target.__name__ == "aten.cumsum.default"]
+    return [
+        node
+        for node in graph_module.graph.nodes
+        if node.op == "call_function" and node.target.__name__ == "aten.cumsum.default"
+    ]
 
 
 def reads_attribute(node, graph_module):
@@ -75,8 +78,9 @@ def test_cumsum_over_a_random_draw_is_not_folded():
 def test_cumsum_over_a_random_draw_inside_cond_is_not_folded():
     class Model(torch.nn.Module):
         def forward(self, x):
-            drawn = torch.cond(torch.tensor(True), lambda: torch.rand(1, 8) > 0.5,
-                               lambda: torch.zeros(1, 8, dtype=torch.bool), ())
+            drawn = torch.cond(
+                torch.tensor(True), lambda: torch.rand(1, 8) > 0.5, lambda: torch.zeros(1, 8, dtype=torch.bool), ()
+            )
             return x + drawn.cumsum(1) + torch.ones(1, 8, dtype=torch.int64).cumsum(1)
 
     graph_module = unlifted_graph(Model(), (ints(1, 8),))
@@ -100,8 +104,9 @@ class OnDeviceWithoutGpu(torch.Tensor):
 
     @staticmethod
     def __new__(cls, data, device, pinned=False):
-        tensor = torch.Tensor._make_wrapper_subclass(cls, data.shape, dtype=data.dtype, device=device,
-                                                     strides=data.stride())
+        tensor = torch.Tensor._make_wrapper_subclass(
+            cls, data.shape, dtype=data.dtype, device=device, strides=data.stride()
+        )
         tensor.cpu_data, tensor.pinned = data, pinned
         return tensor
 
@@ -110,8 +115,11 @@ class OnDeviceWithoutGpu(torch.Tensor):
         kwargs = kwargs or {}
         if func is torch.ops.aten.is_pinned.default:
             return args[0].pinned
-        if (func is torch.ops.aten._to_copy.default and kwargs.get("device") == torch.device("cpu")
-                and not kwargs.get("pin_memory")):
+        if (
+            func is torch.ops.aten._to_copy.default
+            and kwargs.get("device") == torch.device("cpu")
+            and not kwargs.get("pin_memory")
+        ):
             return args[0].cpu_data.to(kwargs.get("dtype") or args[0].dtype, copy=True)
         raise RuntimeError(f"{func} needs a GPU, and this machine has none")
 
@@ -196,8 +204,11 @@ def test_constants_that_feed_no_cumsum_are_left_as_they_are():
             return x @ (self.weight.float() * self.scale).t(), tokens + self.pattern.cumsum(1)
 
     graph_module = unlifted_graph(CompressedLinear(), (torch.randn(2, 4), ints(1, 4)))
-    [weight] = [node.target for node in graph_module.graph.nodes
-                if node.op == "get_attr" and getattr(graph_module, node.target).dtype == torch.int8]
+    [weight] = [
+        node.target
+        for node in graph_module.graph.nodes
+        if node.op == "get_attr" and getattr(graph_module, node.target).dtype == torch.int8
+    ]
     compressed = getattr(graph_module, weight)
     ops_before = [node.target.__name__ for node in graph_module.graph.nodes if node.op == "call_function"]
 
@@ -208,8 +219,11 @@ def test_constants_that_feed_no_cumsum_are_left_as_they_are():
 
 
 def abs_nodes(graph_module):
-    return [node for node in graph_module.graph.nodes
-            if node.op == "call_function" and node.target.__name__ == "aten.abs.default"]
+    return [
+        node
+        for node in graph_module.graph.nodes
+        if node.op == "call_function" and node.target.__name__ == "aten.abs.default"
+    ]
 
 
 def test_abs_of_a_constant_range_is_folded():

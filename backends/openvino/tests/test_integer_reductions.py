@@ -4,7 +4,6 @@ inputs through one loaded method."""
 
 import pytest
 import torch
-
 from harness import check_against_eager
 
 
@@ -30,12 +29,14 @@ def small_ints(*shape):
 
 def test_cumsum_over_bool_counts_past_255(tmp_path):
     inputs = [(long_runs_of_true(),), (torch.rand(2, 600) > 0.1,)]
-    check_against_eager(Fn(lambda mask: torch.cumsum(mask, dim=1)), inputs, tmp_path,
-                        expect_delegated=["aten.cumsum.default"])
+    check_against_eager(
+        Fn(lambda mask: torch.cumsum(mask, dim=1)), inputs, tmp_path, expect_delegated=["aten.cumsum.default"]
+    )
 
 
 # An int32 cumsum or prod is int64 in PyTorch; written into an int64 tensor inside the
 # graph, an int32 result from OpenVINO fails the conversion.
+
 
 def test_cumsum_over_int32_is_int64(tmp_path):
     def model(x, positions):
@@ -63,16 +64,15 @@ def test_full_prod_over_int32_is_int64(tmp_path):
 
 # Guards: OpenVINO's frontend already computes sum in int64; nothing casts it.
 
+
 def test_sum_over_bool_mask_past_255_is_int64(tmp_path):
     inputs = [(long_runs_of_true(),), (torch.rand(2, 600) > 0.1,)]
-    check_against_eager(Fn(lambda mask: mask.sum(dim=1)), inputs, tmp_path,
-                        expect_delegated=["aten.sum.dim_IntList"])
+    check_against_eager(Fn(lambda mask: mask.sum(dim=1)), inputs, tmp_path, expect_delegated=["aten.sum.dim_IntList"])
 
 
 def test_sum_over_int32_is_int64(tmp_path):
     inputs = [(small_ints(3, 7),) for _ in range(2)]
-    check_against_eager(Fn(lambda x: x.sum(dim=1)), inputs, tmp_path,
-                        expect_delegated=["aten.sum.dim_IntList"])
+    check_against_eager(Fn(lambda x: x.sum(dim=1)), inputs, tmp_path, expect_delegated=["aten.sum.dim_IntList"])
 
 
 TOKENS, PREFIX = 816, 765  # 765 image and language tokens, a state token, 50 action tokens
@@ -110,5 +110,6 @@ def pad_masks(valid_prefix_tokens):
 def test_pi0_masks_and_positions_over_816_tokens(cumsum_dtype, tmp_path):
     # More valid tokens on the second call: a mask that keeps what the first call allowed is wrong.
     inputs = [(pad_masks(300),), (pad_masks(700),)]
-    check_against_eager(Pi0Masks(cumsum_dtype), inputs, tmp_path,
-                        expect_delegated=["aten.bitwise_and.Tensor", "aten.cumsum.default"])
+    check_against_eager(
+        Pi0Masks(cumsum_dtype), inputs, tmp_path, expect_delegated=["aten.bitwise_and.Tensor", "aten.cumsum.default"]
+    )

@@ -7,7 +7,6 @@ import copy
 
 import pytest
 import torch
-
 from executorch_openvino.blob import read_blob
 from executorch_openvino.kv_cache_growth import CACHE_POSITIONS_NAME
 from harness import LoweredProgram, lower, run
@@ -42,8 +41,9 @@ def assert_sequence_like_eager(method, llama, tokens, start: int = 0):
     for position in range(start):
         eager_step(eager, tokens[0], position)
     for offset, token in enumerate(tokens):
-        torch.testing.assert_close(step(method, token, start + offset), eager_step(eager, token, start + offset),
-                                   rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(
+            step(method, token, start + offset), eager_step(eager, token, start + offset), rtol=1e-4, atol=1e-4
+        )
 
 
 def test_static_cache_is_rewritten_to_grow(program):
@@ -97,14 +97,21 @@ def dynamic_llama():
 def dynamic_program(dynamic_llama, tmp_path_factory) -> LoweredProgram:
     sequence = torch.export.Dim("sequence", min=1, max=CONTEXT - 1)
     with torch.no_grad():
-        return lower(dynamic_llama, (torch.tensor([[1, 2, 3]]), {"input_pos": torch.tensor([0])}),
-                     tmp_path_factory.mktemp("llama"), dynamic_shapes=({1: sequence}, {"input_pos": None}))
+        return lower(
+            dynamic_llama,
+            (torch.tensor([[1, 2, 3]]), {"input_pos": torch.tensor([0])}),
+            tmp_path_factory.mktemp("llama"),
+            dynamic_shapes=({1: sequence}, {"input_pos": None}),
+        )
 
 
 def prompt_then_steps(method, model, prompt, steps, start: int = 0):
     """Runs the prompt in one call at `start`, then one token per call; returns each call's logits."""
-    results = [run(method, (torch.tensor([prompt]), torch.tensor([start])))[0]] if method else \
-        [model(torch.tensor([prompt]), {"input_pos": torch.tensor([start])})]
+    results = (
+        [run(method, (torch.tensor([prompt]), torch.tensor([start])))[0]]
+        if method
+        else [model(torch.tensor([prompt]), {"input_pos": torch.tensor([start])})]
+    )
     for offset, token in enumerate(steps):
         inputs = (torch.tensor([[token]]), torch.tensor([start + len(prompt) + offset]))
         results.append(run(method, inputs)[0] if method else model(inputs[0], {"input_pos": inputs[1]}))

@@ -7,7 +7,6 @@ from typing import List
 
 import pytest
 import torch
-
 from executorch_openvino import BACKEND_ID
 from harness import lower, run
 from models import small_llama
@@ -58,7 +57,7 @@ class Generation:
     def generate(self, prompt: torch.Tensor, token_by_token: bool) -> List[int]:
         if token_by_token:
             for position in range(prompt.shape[1]):
-                token = self.step(prompt[:, position:position + 1], position)
+                token = self.step(prompt[:, position : position + 1], position)
         else:
             token = self.step(prompt, 0)
         generated, position = [token], prompt.shape[1]

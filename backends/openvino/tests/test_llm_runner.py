@@ -9,9 +9,8 @@ from typing import List
 
 import pytest
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
 from executorch_openvino.llm import export_llm
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 NEW_TOKENS = 30
 BOS, EOS = 1, 2
@@ -34,8 +33,17 @@ def tokenizer_path(tmp_path_factory) -> Path:
 def small_llama_args(vocab_size: int, enable_dynamic_shape: bool):
     from executorch.examples.models.llama.model_args import ModelArgs
 
-    return ModelArgs(dim=288, n_layers=6, n_heads=6, n_kv_heads=2, vocab_size=vocab_size, max_seq_len=128,
-                     max_context_len=128, use_kv_cache=True, enable_dynamic_shape=enable_dynamic_shape)
+    return ModelArgs(
+        dim=288,
+        n_layers=6,
+        n_heads=6,
+        n_kv_heads=2,
+        vocab_size=vocab_size,
+        max_seq_len=128,
+        max_context_len=128,
+        use_kv_cache=True,
+        enable_dynamic_shape=enable_dynamic_shape,
+    )
 
 
 def eager_greedy(model: torch.nn.Module, prompt: List[int]) -> List[int]:
@@ -59,8 +67,9 @@ def runner_pieces(runner, prompt: str) -> List[str]:
     from executorch.extension.llm.runner import GenerationConfig
 
     pieces: List[str] = []
-    runner.generate(prompt, GenerationConfig(max_new_tokens=NEW_TOKENS, temperature=0.0, echo=False),
-                    token_callback=pieces.append)
+    runner.generate(
+        prompt, GenerationConfig(max_new_tokens=NEW_TOKENS, temperature=0.0, echo=False), token_callback=pieces.append
+    )
     return pieces
 
 
@@ -98,8 +107,15 @@ def test_program_carries_what_the_runner_reads(tokenizer_path):
     args.n_layers = 1
     program = export_llm(construct_transformer(args).eval(), args, bos_id=BOS, eos_ids=[EOS, 7])
     loaded = Runtime.get().load_program(program.buffer)
-    read = {name: loaded.load_method(name).execute([])[0] for name in
-            ("get_max_seq_len", "get_vocab_size", "use_kv_cache", "enable_dynamic_shape", "get_bos_id")}
-    assert read == {"get_max_seq_len": 128, "get_vocab_size": 400, "use_kv_cache": True,
-                    "enable_dynamic_shape": True, "get_bos_id": BOS}
+    read = {
+        name: loaded.load_method(name).execute([])[0]
+        for name in ("get_max_seq_len", "get_vocab_size", "use_kv_cache", "enable_dynamic_shape", "get_bos_id")
+    }
+    assert read == {
+        "get_max_seq_len": 128,
+        "get_vocab_size": 400,
+        "use_kv_cache": True,
+        "enable_dynamic_shape": True,
+        "get_bos_id": BOS,
+    }
     assert list(loaded.load_method("get_eos_ids").execute([])) == [EOS, 7]

@@ -5,23 +5,31 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from executorch_openvino import openvino_compile_specs
 from executorch_openvino.llm import export_llm
-
 from harness import LoweredProgram, assert_close
 
 nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
-llama = pytest.importorskip("executorch.examples.models.llama.llama_transformer",
-                            reason="the executorch wheel ships the example Llama")
+llama = pytest.importorskip(
+    "executorch.examples.models.llama.llama_transformer", reason="the executorch wheel ships the example Llama"
+)
 from executorch.examples.models.llama.model_args import ModelArgs  # noqa: E402
 
 INT4 = {"mode": "int4_sym", "group_size": 32, "ratio": 1.0, "all_layers": True}
 
 
 def _small_llama() -> tuple:
-    args = ModelArgs(dim=64, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=256, max_seq_len=32,
-                     max_context_len=32, use_kv_cache=True, enable_dynamic_shape=False)
+    args = ModelArgs(
+        dim=64,
+        n_layers=2,
+        n_heads=4,
+        n_kv_heads=2,
+        vocab_size=256,
+        max_seq_len=32,
+        max_context_len=32,
+        use_kv_cache=True,
+        enable_dynamic_shape=False,
+    )
     torch.manual_seed(0)
     return llama.construct_transformer(args).eval(), args
 
@@ -37,8 +45,9 @@ def _compressed_eager(model: torch.nn.Module) -> torch.nn.Module:
 def test_int4_llm_decodes_like_the_compressed_model(tmp_path):
     model, args = _small_llama()
     expected_model = _compressed_eager(model)
-    manager = export_llm(model, args, compile_specs=openvino_compile_specs(inference_precision="f32"),
-                         weight_compression=INT4)
+    manager = export_llm(
+        model, args, compile_specs=openvino_compile_specs(inference_precision="f32"), weight_compression=INT4
+    )
     path = tmp_path / "llama_int4.pte"
     path.write_bytes(manager.buffer)
     program = LoweredProgram(manager, path)

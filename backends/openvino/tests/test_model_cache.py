@@ -10,10 +10,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from executorch_openvino import openvino_compile_specs
-from executorch_openvino.blob import (CHECKSUM_OFFSET, DIGEST_OFFSET, DIGEST_SIZE, HEADER_SIZE, MAGIC, checksum,
-                                      ir_digest, read_blob)
+from executorch_openvino.blob import (
+    CHECKSUM_OFFSET,
+    DIGEST_OFFSET,
+    DIGEST_SIZE,
+    HEADER_SIZE,
+    MAGIC,
+    checksum,
+    ir_digest,
+    read_blob,
+)
 from harness import LoweredProgram, assert_close, eager, lower, run
 
 
@@ -44,7 +51,7 @@ def _blob_offset(program: bytes) -> int:
 
 def _blob(lowered: LoweredProgram):
     data = lowered.path.read_bytes()
-    return read_blob(data[_blob_offset(data):])
+    return read_blob(data[_blob_offset(data) :])
 
 
 def _ir_files(cache: Path, lowered: LoweredProgram) -> tuple:
@@ -133,8 +140,13 @@ def _with_weights_doubled(model: torch.nn.Module, lowered: LoweredProgram, path:
     weights_at = _weights_at(data, lowered)
     data[weights_at : weights_at + len(doubled)] = doubled
     header_at = _blob_offset(data)
-    struct.pack_into(f"<I{DIGEST_SIZE}s", data, header_at + CHECKSUM_OFFSET,
-                     checksum(blob.ir_xml, doubled), ir_digest(blob.ir_xml, doubled))
+    struct.pack_into(
+        f"<I{DIGEST_SIZE}s",
+        data,
+        header_at + CHECKSUM_OFFSET,
+        checksum(blob.ir_xml, doubled),
+        ir_digest(blob.ir_xml, doubled),
+    )
     path.write_bytes(bytes(data))
     doubled_model = copy.deepcopy(model)
     with torch.no_grad():

@@ -37,15 +37,13 @@ from itertools import groupby
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
+import sweep_cases
 import torch
-from torch import nn
-
 from executorch.exir import EdgeCompileConfig
 from executorch_openvino import BACKEND_ID
-
-import sweep_cases
 from harness import eager, lower, run
 from sweep_cases import RUNS_NOWHERE, Case
+from torch import nn
 
 SEEDS = (1, 2)
 FLOAT_TOLERANCE = 1e-4
@@ -100,7 +98,7 @@ class Cases(nn.Module):
     def forward(self, *inputs):
         outputs, start = [], 0
         for part, arity in zip(self.parts, self.arities):
-            result = part(*inputs[start:start + arity])
+            result = part(*inputs[start : start + arity])
             outputs.extend(result if isinstance(result, (tuple, list)) else [result])
             start += arity
         return tuple(outputs)
@@ -147,7 +145,7 @@ def compare_each_case(module: Cases, cases: Sequence[Case], method, seed: int) -
     start = 0
     for case, part, one_case in zip(cases, module.parts, inputs):
         want = eager(part, one_case)
-        problem = mismatch(outputs[start:start + len(want)], want)
+        problem = mismatch(outputs[start : start + len(want)], want)
         if problem:
             yield f"{case.name} (seed {seed}): {problem}"
         start += len(want)

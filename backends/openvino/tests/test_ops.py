@@ -3,7 +3,6 @@ on two inputs through one loaded method."""
 
 import pytest
 import torch
-
 from harness import check_against_eager
 
 
@@ -46,12 +45,21 @@ BINARY_CASES = {
     "add_i32": (torch.add, lambda *s: ints(*s), "aten.add.Tensor"),
     "sub_i64": (torch.sub, lambda *s: ints(*s, dtype=torch.int64), "aten.sub.Tensor"),
     "mul_i32": (torch.mul, lambda *s: ints(*s), "aten.mul.Tensor"),
-    "floor_div_i64": (lambda x, y: torch.div(x, y, rounding_mode="floor"),
-                      lambda *s: nonzero_ints(*s, dtype=torch.int64), "aten.div.Tensor_mode"),
-    "floor_div_i32": (lambda x, y: torch.div(x, y, rounding_mode="floor"),
-                      lambda *s: nonzero_ints(*s), "aten.div.Tensor_mode"),
-    "trunc_div_i32": (lambda x, y: torch.div(x, y, rounding_mode="trunc"),
-                      lambda *s: nonzero_ints(*s), "aten.div.Tensor_mode"),
+    "floor_div_i64": (
+        lambda x, y: torch.div(x, y, rounding_mode="floor"),
+        lambda *s: nonzero_ints(*s, dtype=torch.int64),
+        "aten.div.Tensor_mode",
+    ),
+    "floor_div_i32": (
+        lambda x, y: torch.div(x, y, rounding_mode="floor"),
+        lambda *s: nonzero_ints(*s),
+        "aten.div.Tensor_mode",
+    ),
+    "trunc_div_i32": (
+        lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+        lambda *s: nonzero_ints(*s),
+        "aten.div.Tensor_mode",
+    ),
     "remainder_i32": (torch.remainder, lambda *s: nonzero_ints(*s), "aten.remainder.Tensor"),
     "eq_i64_to_bool": (torch.eq, lambda *s: torch.randint(0, 3, s), "aten.eq.Tensor"),
 }
@@ -124,8 +132,9 @@ class WithWeights(torch.nn.Module):
 
 def test_linear_matches_eager(tmp_path):
     inputs = [(floats(4, 16),) for _ in range(2)]
-    check_against_eager(WithWeights(lambda: torch.nn.Linear(16, 8)), inputs, tmp_path,
-                        expect_delegated=["aten.addmm.default"])
+    check_against_eager(
+        WithWeights(lambda: torch.nn.Linear(16, 8)), inputs, tmp_path, expect_delegated=["aten.addmm.default"]
+    )
 
 
 def test_addmm_matches_eager(tmp_path):
@@ -146,14 +155,22 @@ def test_bmm_matches_eager(tmp_path):
 
 def test_conv2d_matches_eager(tmp_path):
     inputs = [(floats(1, 3, 8, 8),) for _ in range(2)]
-    check_against_eager(WithWeights(lambda: torch.nn.Conv2d(3, 4, 3, padding=1)), inputs, tmp_path,
-                        expect_delegated=["aten.convolution.default"])
+    check_against_eager(
+        WithWeights(lambda: torch.nn.Conv2d(3, 4, 3, padding=1)),
+        inputs,
+        tmp_path,
+        expect_delegated=["aten.convolution.default"],
+    )
 
 
 def test_layer_norm_matches_eager(tmp_path):
     inputs = [(floats(2, 5, 8),) for _ in range(2)]
-    check_against_eager(WithWeights(lambda: torch.nn.LayerNorm(8)), inputs, tmp_path,
-                        expect_delegated=["aten.native_layer_norm.default"])
+    check_against_eager(
+        WithWeights(lambda: torch.nn.LayerNorm(8)),
+        inputs,
+        tmp_path,
+        expect_delegated=["aten.native_layer_norm.default"],
+    )
 
 
 def test_batch_norm_matches_eager(tmp_path):
@@ -164,23 +181,30 @@ def test_batch_norm_matches_eager(tmp_path):
         return norm.eval()
 
     inputs = [(floats(2, 3, 4, 4),) for _ in range(2)]
-    check_against_eager(WithWeights(make), inputs, tmp_path,
-                        expect_delegated=["aten._native_batch_norm_legit_no_training.default"])
+    check_against_eager(
+        WithWeights(make), inputs, tmp_path, expect_delegated=["aten._native_batch_norm_legit_no_training.default"]
+    )
 
 
 def test_avg_pool_matches_eager(tmp_path):
     inputs = [(floats(1, 3, 8, 8),) for _ in range(2)]
-    check_against_eager(WithWeights(lambda: torch.nn.AvgPool2d(2)), inputs, tmp_path,
-                        expect_delegated=["aten.avg_pool2d.default"])
+    check_against_eager(
+        WithWeights(lambda: torch.nn.AvgPool2d(2)), inputs, tmp_path, expect_delegated=["aten.avg_pool2d.default"]
+    )
 
 
 def test_max_pool_matches_eager(tmp_path):
     inputs = [(floats(1, 3, 8, 8),) for _ in range(2)]
-    check_against_eager(WithWeights(lambda: torch.nn.MaxPool2d(2)), inputs, tmp_path,
-                        expect_delegated=["aten.max_pool2d_with_indices.default"])
+    check_against_eager(
+        WithWeights(lambda: torch.nn.MaxPool2d(2)),
+        inputs,
+        tmp_path,
+        expect_delegated=["aten.max_pool2d_with_indices.default"],
+    )
 
 
 def test_embedding_matches_eager(tmp_path):
     inputs = [(torch.randint(0, 10, (2, 6)),) for _ in range(2)]
-    check_against_eager(WithWeights(lambda: torch.nn.Embedding(10, 4)), inputs, tmp_path,
-                        expect_delegated=["aten.embedding.default"])
+    check_against_eager(
+        WithWeights(lambda: torch.nn.Embedding(10, 4)), inputs, tmp_path, expect_delegated=["aten.embedding.default"]
+    )

@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs
 from harness import assert_close, eager, lower, run
 
@@ -72,8 +71,7 @@ def test_lowering_for_a_device_missing_here_warns_and_the_load_fails_clearly(tmp
 
     if any(device.startswith("NPU") for device in ov.Core().available_devices):
         pytest.skip("this machine has an NPU: the missing-device path cannot be shown with it")
-    lowered = lower(MulThenAdd(), (torch.randn(4, 4),), tmp_path,
-                    compile_specs=openvino_compile_specs(device="NPU"))
+    lowered = lower(MulThenAdd(), (torch.randn(4, 4),), tmp_path, compile_specs=openvino_compile_specs(device="NPU"))
     assert "OpenVINO device NPU is not on this machine" in caplog.text
     with pytest.raises(RuntimeError):
         lowered.load_method()

@@ -12,9 +12,7 @@ from __future__ import annotations
 import openvino as ov
 import pytest
 import torch
-
 from executorch_openvino import openvino_compile_specs
-
 from harness import assert_close, eager, lower, run, runtime_weight_types
 
 nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
@@ -75,8 +73,9 @@ def test_int8_model_runs_whole_in_openvino_on_int8_kernels(tmp_path, quantized):
 
 def test_int8_model_gives_openvinos_results_and_eagers_within_quantization_error(tmp_path, quantized):
     program = lower(quantized, (_images(0),), tmp_path, compile_specs=F32)
-    alone = ov.Core().compile_model(ov.convert_model(torch.export.export(quantized, (_images(0),))), "CPU",
-                                    {"INFERENCE_PRECISION_HINT": "f32"})
+    alone = ov.Core().compile_model(
+        ov.convert_model(torch.export.export(quantized, (_images(0),))), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}
+    )
     method = program.load_method()
     for seed in (1, 2):
         images = _images(seed)
@@ -91,16 +90,18 @@ def test_int8_attention_block_runs_whole_on_int8_kernels_with_openvinos_results(
     torch.manual_seed(0)
     tokens = [torch.randn(1, 16, 64, generator=torch.Generator().manual_seed(seed)) for seed in range(6)]
     exported = torch.export.export(AttentionBlock().eval(), (tokens[0],))
-    quantized = nncf.quantize(exported.module(), nncf.Dataset(tokens[2:]), subset_size=4,
-                              model_type=nncf.ModelType.TRANSFORMER)
+    quantized = nncf.quantize(
+        exported.module(), nncf.Dataset(tokens[2:]), subset_size=4, model_type=nncf.ModelType.TRANSFORMER
+    )
     program = lower(quantized, (tokens[0],), tmp_path, compile_specs=F32)
 
     assert program.cpu_ops() == []
     [model] = program.openvino_models()
     weight_types = runtime_weight_types(model, "FullyConnected")
     assert weight_types and weight_types <= {"u8", "i8"}, f"FullyConnected runs with {weight_types} weights"
-    alone = ov.Core().compile_model(ov.convert_model(torch.export.export(quantized, (tokens[0],))), "CPU",
-                                    {"INFERENCE_PRECISION_HINT": "f32"})
+    alone = ov.Core().compile_model(
+        ov.convert_model(torch.export.export(quantized, (tokens[0],))), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}
+    )
     method = program.load_method()
     for x in tokens[:2]:
         assert_close(run(method, (x,)), [torch.from_numpy(alone(x.numpy())[0])], rtol=1e-5, atol=1e-5)

@@ -1,15 +1,14 @@
 """Inference precision: float32 by default on CPU, bf16/f16 on request, at lowering or at load."""
 
+import executorch_openvino
+import executorch_openvino.compile_specs as spec_module
+import executorch_openvino.preprocess
 import openvino as ov
 import pytest
 import torch
 from executorch.exir import to_edge
 from executorch.exir.backend.backend_api import to_backend
 from executorch.exir.backend.compile_spec_schema import CompileSpec
-
-import executorch_openvino
-import executorch_openvino.compile_specs as spec_module
-import executorch_openvino.preprocess
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs, set_load_options
 from harness import NO_BF16_REASON, cpu_runs_bf16, eager, lower, run
 from models import Mlp
@@ -56,7 +55,9 @@ def test_bf16_opt_in_runs_at_bf16_within_2e_2(tmp_path, capfd):
     if not cpu_runs_bf16():
         pytest.skip(NO_BF16_REASON)
     model = Addmm().eval()
-    lowered = lower(model, _addmm_inputs()[0], tmp_path, compile_specs=openvino_compile_specs(inference_precision="bf16"))
+    lowered = lower(
+        model, _addmm_inputs()[0], tmp_path, compile_specs=openvino_compile_specs(inference_precision="bf16")
+    )
     method = lowered.load_method()
     assert "at inference precision bf16" in capfd.readouterr().err
     for inputs in _addmm_inputs():
@@ -93,8 +94,7 @@ def test_runtime_refuses_a_bad_precision_read_from_the_program(tmp_path, monkeyp
     # Lowering refuses 'f7'; let it through to see that the runtime checks again.
     monkeypatch.setattr(spec_module, "PRECISIONS", ("f32", "f16", "bf16", "f7"))
     monkeypatch.setattr(executorch_openvino.preprocess, "check_compiles", lambda model, options: None)
-    lowered = lower(Addmm(), _addmm_inputs()[0], tmp_path,
-                    compile_specs=[CompileSpec("inference_precision", b"f7")])
+    lowered = lower(Addmm(), _addmm_inputs()[0], tmp_path, compile_specs=[CompileSpec("inference_precision", b"f7")])
     with pytest.raises(RuntimeError):
         lowered.load_method()
     assert "inference_precision 'f7' is not one of f32, f16, bf16" in capfd.readouterr().err
@@ -104,7 +104,9 @@ def test_load_time_override_turns_an_f32_program_into_bf16_and_back(tmp_path, ca
     if not cpu_runs_bf16():
         pytest.skip(NO_BF16_REASON)
     model = Addmm().eval()
-    lowered = lower(model, _addmm_inputs()[0], tmp_path, compile_specs=openvino_compile_specs(inference_precision="f32"))
+    lowered = lower(
+        model, _addmm_inputs()[0], tmp_path, compile_specs=openvino_compile_specs(inference_precision="f32")
+    )
     inputs = _addmm_inputs()[1]
     want = eager(model, inputs)[0]
 
@@ -134,8 +136,9 @@ def test_load_time_override_refuses_a_bad_precision(reset_load_options):
 
 def _needs_gpu():
     if not any(device.startswith("GPU") for device in ov.Core().available_devices):
-        pytest.skip("no GPU on this machine: OpenVINO's GPU default precision and the f32 opt-in "
-                    "cannot be checked here")
+        pytest.skip(
+            "no GPU on this machine: OpenVINO's GPU default precision and the f32 opt-in cannot be checked here"
+        )
 
 
 def test_gpu_keeps_openvino_default_precision_unless_set(tmp_path, capfd):
@@ -148,7 +151,11 @@ def test_gpu_keeps_openvino_default_precision_unless_set(tmp_path, capfd):
 def test_gpu_computes_in_float32_when_asked(tmp_path):
     _needs_gpu()
     model = Addmm().eval()
-    method = lower(model, _addmm_inputs()[0], tmp_path,
-                   compile_specs=openvino_compile_specs(device="GPU", inference_precision="f32")).load_method()
+    method = lower(
+        model,
+        _addmm_inputs()[0],
+        tmp_path,
+        compile_specs=openvino_compile_specs(device="GPU", inference_precision="f32"),
+    ).load_method()
     for inputs in _addmm_inputs():
         assert _relative_error(run(method, inputs)[0], eager(model, inputs)[0]) < 1e-4

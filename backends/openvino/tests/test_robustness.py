@@ -6,7 +6,6 @@ import sys
 import threading
 
 import torch
-
 from harness import assert_close, eager, lower, run
 
 
@@ -57,8 +56,9 @@ class Affine(torch.nn.Module):
 
 def test_two_programs_executing_at_once_from_two_threads_give_right_results(tmp_path):
     models = [Affine(1.0).eval(), Affine(-3.0).eval()]
-    methods = [lower(model, (torch.randn(4, 32),), tmp_path, name=f"m{i}").load_method()
-               for i, model in enumerate(models)]
+    methods = [
+        lower(model, (torch.randn(4, 32),), tmp_path, name=f"m{i}").load_method() for i, model in enumerate(models)
+    ]
     failures = []
     start = threading.Barrier(2)
 
@@ -80,9 +80,12 @@ def test_two_programs_executing_at_once_from_two_threads_give_right_results(tmp_
 
 
 def test_import_without_openvino_says_what_to_install():
-    script = ("import sys\nsys.modules['openvino'] = None\n"  # makes `import openvino` fail
-              "import executorch_openvino\n")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                            env={**os.environ})
+    script = (
+        "import sys\nsys.modules['openvino'] = None\n"  # makes `import openvino` fail
+        "import executorch_openvino\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env={**os.environ}
+    )
     assert result.returncode != 0
     assert "pip install openvino" in result.stderr, result.stderr[-2000:]

@@ -6,7 +6,6 @@ import sys
 
 import pytest
 import torch
-
 from executorch_openvino import BACKEND_ID
 from harness import lower
 
@@ -30,14 +29,19 @@ class TwiceXPlusOne(torch.nn.Module):
 
 @pytest.mark.parametrize(
     "imports",
-    ["import executorch_openvino\nimport executorch.runtime",
-     "import executorch.runtime\nfrom executorch.runtime import Runtime\nRuntime.get()\nimport executorch_openvino"],
+    [
+        "import executorch_openvino\nimport executorch.runtime",
+        "import executorch.runtime\nfrom executorch.runtime import Runtime\nRuntime.get()\nimport executorch_openvino",
+    ],
     ids=["imported_before_executorch_runtime", "imported_after_executorch_runtime"],
 )
 def test_importing_the_package_registers_the_delegate_without_environment_settings(imports, tmp_path):
     path = lower(TwiceXPlusOne(), (torch.randn(2, 3),), tmp_path).path
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("LD_LIBRARY_PATH", "OPENVINO_LIB_PATH", "LD_PRELOAD")}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("LD_LIBRARY_PATH", "OPENVINO_LIB_PATH", "LD_PRELOAD")
+    }
     script = _LOAD_AND_RUN.format(imports=imports, backend_id=BACKEND_ID, path=path)
     result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and "ran" in result.stdout, result.stderr[-3000:]
@@ -45,8 +49,7 @@ def test_importing_the_package_registers_the_delegate_without_environment_settin
 
 def test_program_without_the_package_imported_names_the_missing_backend(tmp_path):
     path = lower(TwiceXPlusOne(), (torch.randn(2, 3),), tmp_path).path
-    script = ("from executorch.runtime import Runtime\n"
-              f"Runtime.get().load_program(r'{path}').load_method('forward')\n")
+    script = f"from executorch.runtime import Runtime\nRuntime.get().load_program(r'{path}').load_method('forward')\n"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode != 0
     assert BACKEND_ID in result.stderr, result.stderr[-3000:]

@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from harness import check_against_eager
 
 

@@ -3,7 +3,6 @@
 
 import pytest
 import torch
-
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner
 from harness import assert_close, check_against_eager, eager, lower, run
 
@@ -48,8 +47,9 @@ CASES = {
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_model_computing_with_its_sizes_lowers_whole_and_matches_eager(case, tmp_path):
     model, make_inputs, dynamic_shapes = CASES[case]
-    lowered = check_against_eager(model, [make_inputs(5), make_inputs(12), make_inputs(5)], tmp_path,
-                                  dynamic_shapes=dynamic_shapes)
+    lowered = check_against_eager(
+        model, [make_inputs(5), make_inputs(12), make_inputs(5)], tmp_path, dynamic_shapes=dynamic_shapes
+    )
     assert lowered.delegate_ids() == [BACKEND_ID]
     assert lowered.cpu_ops() == []
 

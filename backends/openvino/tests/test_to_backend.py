@@ -1,7 +1,6 @@
 """A whole program lowered with to_backend, without a partitioner."""
 
 import torch
-
 from executorch_openvino import BACKEND_ID
 from harness import assert_close, eager, lower_whole_program, run
 

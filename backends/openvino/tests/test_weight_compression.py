@@ -15,9 +15,7 @@ import logging
 import pytest
 import torch
 from executorch.exir import EdgeCompileConfig, to_edge
-
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs
-
 from harness import assert_close, eager, lower, run, runtime_weight_types
 
 nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
@@ -105,8 +103,10 @@ def test_int8_weights_reach_openvino_in_eight_bits(tmp_path, mode, eight_bit_typ
 def test_unpacking_left_on_the_cpu_is_named_in_a_warning(caplog):
     # to_edge decomposes the unpacking before the partitioner sees it.
     compressed = _compressed("INT4_SYM", group_size=32)
-    edge = to_edge(torch.export.export(compressed, (torch.randn(2, 128),)),
-                   compile_config=EdgeCompileConfig(_check_ir_validity=False))
+    edge = to_edge(
+        torch.export.export(compressed, (torch.randn(2, 128),)),
+        compile_config=EdgeCompileConfig(_check_ir_validity=False),
+    )
     with caplog.at_level(logging.WARNING, logger="executorch_openvino"):
         edge.to_backend(OpenvinoPartitioner(F32))
 

@@ -50,15 +50,19 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "cannot read %s\n", file.c_str());
       return 1;
     }
-    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(stream)),
-                                     std::istreambuf_iterator<char>());
+    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
     LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
-    const char* error =
-        executorch::runtime::to_string(static_cast<executorch::runtime::Error>(etov_fuzz_last_error));
+    const char* error = executorch::runtime::to_string(static_cast<executorch::runtime::Error>(etov_fuzz_last_error));
     switch (etov_fuzz_last_outcome) {
-      case 0: std::printf("%s: refused by parse_blob (%s)\n", file.c_str(), error); break;
-      case 1: std::printf("%s: parsed, refused by init (%s)\n", file.c_str(), error); break;
-      default: std::printf("%s: loaded and destroyed\n", file.c_str()); break;
+      case 0:
+        std::printf("%s: refused by parse_blob (%s)\n", file.c_str(), error);
+        break;
+      case 1:
+        std::printf("%s: parsed, refused by init (%s)\n", file.c_str(), error);
+        break;
+      default:
+        std::printf("%s: loaded and destroyed\n", file.c_str());
+        break;
     }
     std::fflush(stdout);
   }

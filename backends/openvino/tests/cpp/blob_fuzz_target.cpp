@@ -66,18 +66,20 @@ bool verbose = false;
 size_t outcome_counts[3] = {0, 0, 0};
 
 [[maybe_unused]] void print_outcomes() {
-  std::fprintf(stderr, "blob fuzz outcomes: %zu refused by parse_blob, %zu parsed and refused by init, "
-               "%zu loaded and destroyed\n", outcome_counts[0], outcome_counts[1], outcome_counts[2]);
+  std::fprintf(stderr,
+               "blob fuzz outcomes: %zu refused by parse_blob, %zu parsed and refused by init, "
+               "%zu loaded and destroyed\n",
+               outcome_counts[0], outcome_counts[1], outcome_counts[2]);
 }
 
-void capture_log(et_timestamp_t, et_pal_log_level_t level, const char* filename, const char*,
-                 size_t line, const char* message, size_t length) {
+void capture_log(et_timestamp_t, et_pal_log_level_t level, const char* filename, const char*, size_t line,
+                 const char* message, size_t length) {
   if (level == kError || level == kFatal) {
     ++error_log_lines;
   }
   if (verbose) {
-    std::fprintf(stderr, "%c %s:%zu] %.*s\n", static_cast<char>(level), filename, line,
-                 static_cast<int>(length), message);
+    std::fprintf(stderr, "%c %s:%zu] %.*s\n", static_cast<char>(level), filename, line, static_cast<int>(length),
+                 message);
   }
 }
 
@@ -86,8 +88,7 @@ BackendInterface* backend() {
     executorch::runtime::runtime_init();
     const char* verbose_env = std::getenv("ETOV_FUZZ_VERBOSE");
     verbose = verbose_env != nullptr && verbose_env[0] != '\0' && std::strcmp(verbose_env, "0") != 0;
-    executorch::runtime::register_pal(
-        executorch::runtime::PalImpl::create(capture_log, __FILE__));
+    executorch::runtime::register_pal(executorch::runtime::PalImpl::create(capture_log, __FILE__));
 #ifdef ETOV_LIBFUZZER
     std::atexit(print_outcomes);
 #endif
@@ -150,8 +151,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     executorch::extension::MallocMemoryAllocator allocator;
     BackendInitContext context(&allocator);
     error_log_lines = 0;
-    Result<DelegateHandle*> handle =
-        openvino->init(context, &processed, executorch::runtime::ArrayRef<CompileSpec>());
+    Result<DelegateHandle*> handle = openvino->init(context, &processed, executorch::runtime::ArrayRef<CompileSpec>());
     etov_fuzz_last_error = static_cast<int>(handle.ok() ? Error::Ok : handle.error());
     if (handle.ok()) {
       if (!parsed) fail("init accepted a blob that parse_blob refused", Error::Ok);
@@ -191,8 +191,7 @@ void mutate_part(std::vector<uint8_t>& part, size_t max_size) {
 
 }  // namespace
 
-extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
-                                          unsigned int seed) {
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
   backend();  // installs the quiet log before parse_blob logs anything
   std::minstd_rand random(seed);
   if (random() % 2 == 0 || size < executorch_openvino::kBlobHeaderSize) {
@@ -220,8 +219,8 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
   put_le64(header.data() + 64, xml.size());
   put_le64(header.data() + 72, weights.size());
   // A matching checksum, so that the damage reaches OpenVINO's IR reader.
-  const uint32_t crc = executorch_openvino::crc32(weights.data(), weights.size(),
-                                                  executorch_openvino::crc32(xml.data(), xml.size()));
+  const uint32_t crc =
+      executorch_openvino::crc32(weights.data(), weights.size(), executorch_openvino::crc32(xml.data(), xml.size()));
   for (int i = 0; i < 4; ++i) header[80 + i] = static_cast<uint8_t>(crc >> (8 * i));
   std::memset(data, 0, total);
   std::memcpy(data, header.data(), header.size());

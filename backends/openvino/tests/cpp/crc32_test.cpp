@@ -27,8 +27,8 @@ int failures = 0;
 void expect_equal(uint32_t got, uint32_t want, const char* what, size_t size, size_t offset, uint32_t start) {
   if (got != want) {
     ++failures;
-    std::fprintf(stderr, "FAILED %s: size %zu, offset %zu, start %08x: got %08x, want %08x\n", what, size,
-                 offset, start, got, want);
+    std::fprintf(stderr, "FAILED %s: size %zu, offset %zu, start %08x: got %08x, want %08x\n", what, size, offset,
+                 start, got, want);
   }
 }
 
@@ -75,8 +75,7 @@ int main(int argc, char** argv) {
     for (size_t offset = 0; offset < 16; ++offset) {
       for (size_t size = 0; size + offset <= 1100; ++size) {
         const uint8_t* data = bytes.data() + offset;
-        expect_equal(impl::folded(data, size, start), impl::portable(data, size, start), "folded", size,
-                     offset, start);
+        expect_equal(impl::folded(data, size, start), impl::portable(data, size, start), "folded", size, offset, start);
       }
     }
   }
@@ -86,8 +85,8 @@ int main(int argc, char** argv) {
     const uint32_t whole = impl::portable(big.data(), size, 0);
     expect_equal(impl::folded(big.data(), size, 0), whole, "folded large", size, 0, 0);
     const size_t split = size / 3 + 5;
-    expect_equal(crc32(big.data() + split, size - split, crc32(big.data(), split)), whole, "crc32 split",
-                 size, split, 0);
+    expect_equal(crc32(big.data() + split, size - split, crc32(big.data(), split)), whole, "crc32 split", size, split,
+                 0);
   }
   if (failures != 0) {
     std::printf("%d checks failed\n", failures);

@@ -81,7 +81,9 @@ struct Options {
   std::vector<std::string> programs;
 };
 
-const char* error_name(Error error) { return executorch::runtime::to_string(error); }
+const char* error_name(Error error) {
+  return executorch::runtime::to_string(error);
+}
 
 /// One input tensor with its own memory, filled with the documented values.
 struct InputTensor {
@@ -154,9 +156,9 @@ bool make_input(const TensorInfo& info, size_t j, long t, bool vary_dim0, InputT
                  executorch::runtime::toString(info.scalar_type()));
     return false;
   }
-  input.impl = std::make_unique<TensorImpl>(
-      info.scalar_type(), static_cast<ssize_t>(input.sizes.size()), input.sizes.data(),
-      input.data.data(), input.dim_order.data(), input.strides.data());
+  input.impl =
+      std::make_unique<TensorImpl>(info.scalar_type(), static_cast<ssize_t>(input.sizes.size()), input.sizes.data(),
+                                   input.data.data(), input.dim_order.data(), input.strides.data());
   return true;
 }
 
@@ -188,14 +190,30 @@ void print_output(size_t i, long t, const EValue& value) {
   line += "] =";
   const size_t n = static_cast<size_t>(tensor.numel());
   switch (tensor.scalar_type()) {
-    case ScalarType::Float: print_values<float>(line, tensor.const_data_ptr(), n); break;
-    case ScalarType::Double: print_values<double>(line, tensor.const_data_ptr(), n); break;
-    case ScalarType::Int: print_values<int32_t>(line, tensor.const_data_ptr(), n); break;
-    case ScalarType::Long: print_values<int64_t>(line, tensor.const_data_ptr(), n); break;
-    case ScalarType::Short: print_values<int16_t>(line, tensor.const_data_ptr(), n); break;
-    case ScalarType::Char: print_values<int8_t>(line, tensor.const_data_ptr(), n); break;
-    case ScalarType::Bool: print_values<bool>(line, tensor.const_data_ptr(), n); break;
-    default: line += " (values not printed)"; break;
+    case ScalarType::Float:
+      print_values<float>(line, tensor.const_data_ptr(), n);
+      break;
+    case ScalarType::Double:
+      print_values<double>(line, tensor.const_data_ptr(), n);
+      break;
+    case ScalarType::Int:
+      print_values<int32_t>(line, tensor.const_data_ptr(), n);
+      break;
+    case ScalarType::Long:
+      print_values<int64_t>(line, tensor.const_data_ptr(), n);
+      break;
+    case ScalarType::Short:
+      print_values<int16_t>(line, tensor.const_data_ptr(), n);
+      break;
+    case ScalarType::Char:
+      print_values<int8_t>(line, tensor.const_data_ptr(), n);
+      break;
+    case ScalarType::Bool:
+      print_values<bool>(line, tensor.const_data_ptr(), n);
+      break;
+    default:
+      line += " (values not printed)";
+      break;
   }
   std::printf("%s\n", line.c_str());
 }
@@ -209,23 +227,23 @@ int run_once(const Program& program, const Options& options, const LoadBackendOp
   }
   executorch_openvino::MethodMemory memory(*meta);
 
-  Result<Method> method = program.load_method(options.method.c_str(), memory.manager(), nullptr,
-                                              nullptr, backend_options);
+  Result<Method> method =
+      program.load_method(options.method.c_str(), memory.manager(), nullptr, nullptr, backend_options);
   if (!method.ok()) {
-    std::fprintf(stderr, "load_method(%s) failed: %s (0x%x)\n", options.method.c_str(),
-                 error_name(method.error()), static_cast<unsigned>(method.error()));
+    std::fprintf(stderr, "load_method(%s) failed: %s (0x%x)\n", options.method.c_str(), error_name(method.error()),
+                 static_cast<unsigned>(method.error()));
     return 3;
   }
-  std::printf("method %s loaded (%zu inputs, %zu outputs)\n", options.method.c_str(),
-              method->inputs_size(), method->outputs_size());
+  std::printf("method %s loaded (%zu inputs, %zu outputs)\n", options.method.c_str(), method->inputs_size(),
+              method->outputs_size());
   // Which inputs may change shape. MethodMeta does not say; the loaded input does.
   std::vector<bool> dynamic(method->inputs_size(), false);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   for (size_t j = 0; j < method->inputs_size(); ++j) {
     const EValue& input = method->get_input(j);
-    dynamic[j] = input.isTensor() &&
-                 input.toTensor().shape_dynamism() != executorch::runtime::TensorShapeDynamism::STATIC;
+    dynamic[j] =
+        input.isTensor() && input.toTensor().shape_dynamism() != executorch::runtime::TensorShapeDynamism::STATIC;
   }
 #pragma GCC diagnostic pop
 
@@ -250,8 +268,7 @@ int run_once(const Program& program, const Options& options, const LoadBackendOp
     }
     const Error error = method->execute();
     if (error != Error::Ok) {
-      std::fprintf(stderr, "execute %ld failed: %s (0x%x)\n", t, error_name(error),
-                   static_cast<unsigned>(error));
+      std::fprintf(stderr, "execute %ld failed: %s (0x%x)\n", t, error_name(error), static_cast<unsigned>(error));
       return 5;
     }
     if (options.print_all || t == options.iterations - 1) {
@@ -263,8 +280,7 @@ int run_once(const Program& program, const Options& options, const LoadBackendOp
   return 0;  // the Method, and with it our delegates, is destroyed here
 }
 
-int run_program(const std::string& path, const Options& options,
-                const LoadBackendOptionsMap* backend_options) {
+int run_program(const std::string& path, const Options& options, const LoadBackendOptionsMap* backend_options) {
   Result<FileDataLoader> loader = FileDataLoader::from(path.c_str());
   if (!loader.ok()) {
     std::fprintf(stderr, "cannot open %s: %s\n", path.c_str(), error_name(loader.error()));
@@ -343,8 +359,7 @@ int main(int argc, char** argv) {
       openvino_options.set_option("inference_precision", options.precision.c_str()) != Error::Ok) {
     return usage(argv[0]);
   }
-  if (options.has_cache_dir &&
-      openvino_options.set_option("cache_dir", options.cache_dir.c_str()) != Error::Ok) {
+  if (options.has_cache_dir && openvino_options.set_option("cache_dir", options.cache_dir.c_str()) != Error::Ok) {
     return usage(argv[0]);
   }
   LoadBackendOptionsMap backend_options;

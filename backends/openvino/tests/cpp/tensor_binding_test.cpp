@@ -11,8 +11,8 @@
  * Exits 0 when every check passes; otherwise prints each failed check and exits 1.
  */
 #include <algorithm>
-#include <initializer_list>
 #include <cstdio>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -42,14 +42,14 @@ using executorch_openvino::OutputBinding;
 
 int failures = 0;
 
-#define EXPECT(cond, ...)                                          \
-  do {                                                             \
-    if (!(cond)) {                                                 \
-      ++failures;                                                  \
+#define EXPECT(cond, ...)                                                    \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      ++failures;                                                            \
       std::fprintf(stderr, "FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                           \
-      std::fprintf(stderr, "\n");                                  \
-    }                                                              \
+      std::fprintf(stderr, __VA_ARGS__);                                     \
+      std::fprintf(stderr, "\n");                                            \
+    }                                                                        \
   } while (0)
 
 /// A float ExecuTorch tensor over memory the test owns (contiguous, default dim order).
@@ -72,9 +72,8 @@ struct OwnedTensor {
     for (size_t i = 0; i < sizes.size(); ++i) {
       dim_order.push_back(static_cast<TensorImpl::DimOrderType>(i));
     }
-    impl = std::make_unique<TensorImpl>(ScalarType::Float, static_cast<ssize_t>(sizes.size()),
-                                        sizes.data(), data.data(), dim_order.data(), strides.data(),
-                                        dynamism);
+    impl = std::make_unique<TensorImpl>(ScalarType::Float, static_cast<ssize_t>(sizes.size()), sizes.data(),
+                                        data.data(), dim_order.data(), strides.data(), dynamism);
   }
   Tensor tensor() { return Tensor(impl.get()); }
   // Writes values into the same memory (never reallocates it).
@@ -85,8 +84,7 @@ std::shared_ptr<ov::Model> relu_model(const ov::PartialShape& shape) {
   auto parameter = std::make_shared<ov::op::v0::Parameter>(ov::element::f32, shape);
   auto relu = std::make_shared<ov::op::v0::Relu>(parameter);
   auto result = std::make_shared<ov::op::v0::Result>(relu);
-  return std::make_shared<ov::Model>(ov::ResultVector{result}, ov::ParameterVector{parameter},
-                                     "relu");
+  return std::make_shared<ov::Model>(ov::ResultVector{result}, ov::ParameterVector{parameter}, "relu");
 }
 
 ov::CompiledModel compile(ov::Core& core, const std::shared_ptr<ov::Model>& model) {
@@ -96,19 +94,19 @@ ov::CompiledModel compile(ov::Core& core, const std::shared_ptr<ov::Model>& mode
 // The identity of the ov::Tensor the request holds: the address of its shape,
 // which lives in the tensor's implementation object. Two ov::Tensor handles on
 // the same implementation give the same address.
-const void* identity(const ov::Tensor& tensor) { return &tensor.get_shape(); }
+const void* identity(const ov::Tensor& tensor) {
+  return &tensor.get_shape();
+}
 
-void expect_relu(const std::vector<float>& input, const std::vector<float>& output, size_t n,
-                 const char* what) {
+void expect_relu(const std::vector<float>& input, const std::vector<float>& output, size_t n, const char* what) {
   for (size_t i = 0; i < n; ++i) {
     const float want = input[i] > 0.0f ? input[i] : 0.0f;
-    EXPECT(output[i] == want, "%s: output[%zu] = %g, expected relu(%g) = %g", what, i, output[i],
-           input[i], want);
+    EXPECT(output[i] == want, "%s: output[%zu] = %g, expected relu(%g) = %g", what, i, output[i], input[i], want);
   }
 }
 
-Error bind_and_infer(ov::InferRequest& request, InputBinding& input, OutputBinding& output,
-                     EValue& in_value, EValue& out_value) {
+Error bind_and_infer(ov::InferRequest& request, InputBinding& input, OutputBinding& output, EValue& in_value,
+                     EValue& out_value) {
   // The order OpenvinoBackend::execute uses: outputs, then inputs.
   Error error = output.bind(request, out_value);
   if (error != Error::Ok) return error;
@@ -135,10 +133,10 @@ void static_shapes(ov::Core& core) {
   EXPECT(bind_and_infer(request, input, output, in_value, out_value) == Error::Ok, "first call failed");
   const ov::Tensor in_bound = request.get_input_tensor(0);
   const ov::Tensor out_bound = request.get_output_tensor(0);
-  EXPECT(in_bound.data() == in.data.data(), "OpenVINO reads input at %p, the test's buffer is %p",
-         in_bound.data(), static_cast<void*>(in.data.data()));
-  EXPECT(out_bound.data() == out.data.data(), "OpenVINO writes output at %p, the test's buffer is %p",
-         out_bound.data(), static_cast<void*>(out.data.data()));
+  EXPECT(in_bound.data() == in.data.data(), "OpenVINO reads input at %p, the test's buffer is %p", in_bound.data(),
+         static_cast<void*>(in.data.data()));
+  EXPECT(out_bound.data() == out.data.data(), "OpenVINO writes output at %p, the test's buffer is %p", out_bound.data(),
+         static_cast<void*>(out.data.data()));
   expect_relu(in.data, out.data, 6, "first call");
   EXPECT(in.data == input_before, "the input buffer was written to");
 
@@ -164,10 +162,8 @@ void static_shapes(ov::Core& core) {
   EValue in2_value(in2.tensor());
   EValue out2_value(out2.tensor());
   EXPECT(bind_and_infer(request, input, output, in2_value, out2_value) == Error::Ok, "third call failed");
-  EXPECT(identity(request.get_input_tensor(0)) != identity(in_bound),
-         "a different input buffer was not rebound");
-  EXPECT(identity(request.get_output_tensor(0)) != identity(out_bound),
-         "a different output buffer was not rebound");
+  EXPECT(identity(request.get_input_tensor(0)) != identity(in_bound), "a different input buffer was not rebound");
+  EXPECT(identity(request.get_output_tensor(0)) != identity(out_bound), "a different output buffer was not rebound");
   EXPECT(request.get_input_tensor(0).data() == in2.data.data(), "third call: input not the new buffer");
   EXPECT(request.get_output_tensor(0).data() == out2.data.data(), "third call: output not the new buffer");
   expect_relu(in2.data, out2.data, 6, "third call");
@@ -192,12 +188,11 @@ void dynamic_output(ov::Core& core) {
     OwnedTensor in({rows, 3}, rows * 3);
     for (int i = 0; i < rows * 3; ++i) in.data[i] = static_cast<float>(i % 5) - 2.0f;
     EValue in_value(in.tensor());
-    EXPECT(bind_and_infer(request, input, output, in_value, out_value) == Error::Ok,
-           "dynamic call with %d rows failed", rows);
+    EXPECT(bind_and_infer(request, input, output, in_value, out_value) == Error::Ok, "dynamic call with %d rows failed",
+           rows);
     EXPECT(request.get_input_tensor(0).data() == in.data.data(),
            "dynamic input (%d rows) is not read from the test's buffer", rows);
-    EXPECT(out.impl->size(0) == rows && out.impl->size(1) == 3,
-           "dynamic output resized to [%d, %d], expected [%d, 3]",
+    EXPECT(out.impl->size(0) == rows && out.impl->size(1) == 3, "dynamic output resized to [%d, %d], expected [%d, 3]",
            static_cast<int>(out.impl->size(0)), static_cast<int>(out.impl->size(1)), rows);
     expect_relu(in.data, out.data, rows * 3, "dynamic output");
   }

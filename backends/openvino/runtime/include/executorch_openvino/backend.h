@@ -28,7 +28,7 @@ inline constexpr const char kBackendId[] = "ExecutorchOpenvinoBackend";
 /// etov_set_load_option) and for a LoadBackendOptionsMap given to
 /// Program::load_method (one load). They win over the program's compile specs.
 inline constexpr const char kPrecisionKey[] = "inference_precision";  // "f32", "f16" or "bf16"
-inline constexpr const char kCacheDirKey[] = "cache_dir";  // a folder for OpenVINO's model cache
+inline constexpr const char kCacheDirKey[] = "cache_dir";             // a folder for OpenVINO's model cache
 
 /// The name a delegate's positions input carries when its KV cache grows by
 /// concatenation (kv_cache_growth.py), followed by ".max=<positions the cache holds>".
