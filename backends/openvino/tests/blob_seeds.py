@@ -25,30 +25,7 @@ import torch
 from executorch.exir import to_edge
 from executorch_openvino import ExecutorchOpenvinoBackend, openvino_compile_specs
 from executorch_openvino.blob import ALIGNMENT, HEADER_SIZE, SIZES_AND_CHECKS, XML_SIZE_OFFSET, checksum, ir_digest
-
-
-class AddOne(torch.nn.Module):
-    def forward(self, x):
-        return x + 1
-
-
-class LinearRelu(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(4, 4)
-
-    def forward(self, x):
-        return torch.relu(self.linear(x))
-
-
-class TwoOutputs(torch.nn.Module):
-    def forward(self, x, y):
-        return x * y, (x - y).sum(dim=-1)
-
-
-class DynamicGelu(torch.nn.Module):
-    def forward(self, x):
-        return torch.nn.functional.gelu(x) * 2
+from small_models import AddOne, DynamicGelu, LinearRelu, TwoOutputs  # noqa: E402
 
 
 class IntMax(torch.nn.Module):
@@ -61,7 +38,7 @@ def seed_blobs() -> Dict[str, bytes]:
     batch = torch.export.Dim("batch", min=1, max=8)
     cases = {
         "add_one": (AddOne(), (torch.randn(2, 3),), None),
-        "linear_relu": (LinearRelu(), (torch.randn(2, 4),), None),
+        "linear_relu": (LinearRelu(4), (torch.randn(2, 4),), None),
         "two_outputs": (TwoOutputs(), (torch.randn(2, 3), torch.randn(2, 3)), None),
         "dynamic_gelu": (DynamicGelu(), (torch.randn(4, 5),), ({0: batch},)),
         "int_max": (IntMax(), (torch.arange(6, dtype=torch.int32).reshape(2, 3),), None),

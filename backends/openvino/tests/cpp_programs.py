@@ -20,25 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
 
 from harness import lower  # noqa: E402
 from models import TransformerBlock  # noqa: E402
-
-
-class LinearRelu(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(64, 64)
-
-    def forward(self, x):
-        return torch.relu(self.linear(x))
-
-
-class TwoOutputs(torch.nn.Module):
-    def forward(self, x, y):
-        return x * y + 1, (x - y).sum(dim=-1)
-
-
-class DynamicGelu(torch.nn.Module):
-    def forward(self, x):
-        return torch.nn.functional.gelu(x) * 2
+from small_models import DynamicGelu, LinearRelu, TwoOutputs  # noqa: E402
 
 
 class DynamicTwoOutputs(torch.nn.Module):

@@ -5,11 +5,7 @@ import torch
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs, parse_compile_specs
 from harness import check_against_eager
-
-
-class AddOne(torch.nn.Module):
-    def forward(self, x):
-        return x + 1
+from small_models import AddOne
 
 
 @pytest.mark.parametrize(

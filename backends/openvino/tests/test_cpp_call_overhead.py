@@ -12,9 +12,9 @@ import subprocess
 
 import torch
 from cpp_build import cpp_programs
-from cpp_programs import LinearRelu
 from executorch_openvino import openvino_compile_specs
 from harness import lower
+from small_models import LinearRelu
 
 
 def run_call_overhead(*args: str) -> subprocess.CompletedProcess:

@@ -16,8 +16,8 @@ import executorch_openvino
 import pytest
 import torch
 from cpp_build import REPO_ROOT, cmake_build, skip_reason
-from cpp_programs import LinearRelu, TwoOutputs
 from harness import lower
+from small_models import LinearRelu, TwoOutputs
 
 EXAMPLE_DIR = REPO_ROOT / "examples" / "cpp"
 OUTPUT_LINE = re.compile(r"^output (\d+):(.*)$")

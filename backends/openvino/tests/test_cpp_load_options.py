@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import torch
 from cpp_build import cpp_programs
-from cpp_programs import LinearRelu
 from executorch_openvino import openvino_compile_specs
 from harness import NO_BF16_REASON, cpu_runs_bf16, lower
+from small_models import LinearRelu
 
 OUTPUT_LINE = re.compile(r"^output (\d+) execute (\d+): (\w+) \[([\d, ]*)\] =(.*)$")
 

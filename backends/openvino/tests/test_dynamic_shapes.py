@@ -11,6 +11,7 @@ from executorch.exir.backend.backend_api import to_backend
 from executorch.runtime import Runtime
 from executorch_openvino import BACKEND_ID, openvino_compile_specs
 from harness import assert_close, eager, lower, run
+from small_models import TwiceXPlusOne
 
 
 class FirstRowsDoubled(torch.nn.Module):
@@ -69,11 +70,6 @@ def test_static_output_from_a_data_dependent_view_stays_right(tmp_path):
     for rows in (2, 6, 5):
         inputs = (torch.randn(6, 4), torch.tensor(rows))
         assert_close(run(method, inputs), eager(model, inputs))
-
-
-class TwiceXPlusOne(torch.nn.Module):
-    def forward(self, x):
-        return x * 2 + 1
 
 
 class CallsTwice(torch.nn.Module):

@@ -6,11 +6,7 @@ import executorch_openvino.preprocess
 import pytest
 import torch
 from harness import assert_close, eager, lower, run
-
-
-class AddOne(torch.nn.Module):
-    def forward(self, x):
-        return x + 1
+from small_models import AddOne
 
 
 class WithWeights(torch.nn.Module):

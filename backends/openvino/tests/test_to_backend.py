@@ -3,19 +3,11 @@
 import torch
 from executorch_openvino import BACKEND_ID
 from harness import assert_close, eager, lower_whole_program, run
-
-
-class LinearRelu(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(8, 4)
-
-    def forward(self, x):
-        return torch.relu(self.linear(x))
+from small_models import LinearRelu
 
 
 def test_whole_program_with_weights_lowered_with_to_backend_matches_eager(tmp_path):
-    model = LinearRelu().eval()
+    model = LinearRelu(8).eval()
     lowered = lower_whole_program(model, (torch.randn(3, 8),), tmp_path)
     assert lowered.delegate_ids() == [BACKEND_ID]
     method = lowered.load_method()
