@@ -207,14 +207,34 @@ def check_against_eager(
 
     `expect_delegated` lists op names that must have run inside our delegate.
     """
-    assert len(input_sets) >= 2, "run at least two inputs: some OpenVINO bugs show from the second call"
     module = module.eval()
     lowered = lower(module, input_sets[0], tmp_path, compile_specs=compile_specs, dynamic_shapes=dynamic_shapes)
     assert BACKEND_ID in lowered.delegate_ids(), "nothing was delegated to OpenVINO"
     delegated = lowered.delegated_ops()
     for name in expect_delegated:
         assert name in delegated, f"{name} did not run in the OpenVINO delegate; it ran {delegated}"
-    method = lowered.load_method(from_bytes=from_bytes)
-    for inputs in input_sets:
-        assert_close(run(method, inputs), eager(module, inputs), rtol=rtol, atol=atol)
+    assert_runs_like_eager(module, lowered, input_sets, rtol=rtol, atol=atol, from_bytes=from_bytes)
     return lowered
+
+
+def assert_runs_like_eager(
+    module: torch.nn.Module,
+    lowered: LoweredProgram,
+    input_sets: Sequence[Inputs],
+    *,
+    rtol: Optional[float] = None,
+    atol: Optional[float] = None,
+    from_bytes: bool = False,
+) -> List[List[Any]]:
+    """Runs every input set through one loaded method and compares each call with eager.
+
+    Returns each call's outputs, for tests that check more (an exact copy, say).
+    """
+    assert len(input_sets) >= 2, "run at least two inputs: some OpenVINO bugs show from the second call"
+    method = lowered.load_method(from_bytes=from_bytes)
+    outputs = []
+    for inputs in input_sets:
+        got = run(method, inputs)
+        assert_close(got, eager(module, inputs), rtol=rtol, atol=atol)
+        outputs.append(got)
+    return outputs

@@ -13,18 +13,16 @@ from executorch.exir import EdgeCompileConfig, to_edge
 from executorch.exir.backend.backend_api import to_backend
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
 from executorch_openvino.blob import read_blob
-from harness import assert_close, eager, lower, lower_whole_program, run
+from harness import assert_close, assert_runs_like_eager, eager, lower, lower_whole_program, run
 
 CLONE = "dim_order_ops._clone_dim_order.default"
 
 
 def _runs_like_eager(model, lowered, make_inputs, copies=(0,), calls=2):
     """The outputs at `copies` must come back bit for bit; the rest within float32 tolerance."""
-    method = lowered.load_method()
-    for _ in range(calls):
-        inputs = make_inputs()
-        got, want = run(method, inputs), eager(model, inputs)
-        assert_close(got, want)
+    input_sets = [make_inputs() for _ in range(calls)]
+    for inputs, got in zip(input_sets, assert_runs_like_eager(model, lowered, input_sets)):
+        want = eager(model, inputs)
         for index in copies:
             assert torch.equal(got[index], want[index]), f"copy {index} is not exact"
 

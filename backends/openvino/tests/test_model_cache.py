@@ -21,7 +21,7 @@ from executorch_openvino.blob import (
     ir_digest,
     read_blob,
 )
-from harness import LoweredProgram, assert_close, eager, lower, run
+from harness import LoweredProgram, assert_runs_like_eager, lower
 
 
 class Linear(torch.nn.Module):
@@ -60,9 +60,7 @@ def _ir_files(cache: Path, lowered: LoweredProgram) -> tuple:
 
 
 def _check_runs_like_eager(model, lowered, rtol=None, atol=None):
-    method = lowered.load_method()
-    for inputs in _inputs():
-        assert_close(run(method, inputs), eager(model, inputs), rtol=rtol, atol=atol)
+    assert_runs_like_eager(model, lowered, _inputs(), rtol=rtol, atol=atol)
 
 
 def _weights_at(data: bytes, lowered: LoweredProgram) -> int:

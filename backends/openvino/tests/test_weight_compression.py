@@ -16,7 +16,7 @@ import pytest
 import torch
 from executorch.exir import EdgeCompileConfig, to_edge
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs
-from harness import assert_close, eager, lower, run, runtime_weight_types
+from harness import assert_runs_like_eager, lower, runtime_weight_types
 
 nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
 
@@ -56,11 +56,9 @@ FLOAT_WEIGHT_BYTES = 4 * (128 * 256 + 256 * 128 + 128 * 32)
 
 
 def _runs_like_compressed_eager(program, compressed: torch.nn.Module) -> None:
-    method = program.load_method()
-    for seed in (1, 2):  # two calls: some OpenVINO bugs show from the second on
-        inputs = (torch.randn(2, 128, generator=torch.Generator().manual_seed(seed)),)
-        # The compressed model dequantizes through float16 scales, as OpenVINO does in f32.
-        assert_close(run(method, inputs), eager(compressed, inputs), rtol=1e-3, atol=1e-3)
+    input_sets = [(torch.randn(2, 128, generator=torch.Generator().manual_seed(seed)),) for seed in (1, 2)]
+    # The compressed model dequantizes through float16 scales, as OpenVINO does in f32.
+    assert_runs_like_eager(compressed, program, input_sets, rtol=1e-3, atol=1e-3)
 
 
 FOUR_BIT = [
