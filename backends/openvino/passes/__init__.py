@@ -11,6 +11,7 @@ import torch
 
 from .cast_reduction_input import cast_reduction_input
 from .decompose_integer_floor_divide import decompose_integer_floor_divide
+from .expand_lone_dequantize import expand_lone_dequantize
 from .explicit_var_correction import explicit_var_correction
 from .fold_miscomputed_constants import fold_miscomputed_constants
 from .rewrite_avg_pool_divisor_override import rewrite_avg_pool_divisor_override
@@ -26,6 +27,7 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     rewrite_embedding_bag_last_offset,
     explicit_var_correction,
     wrap_negative_indices,
+    expand_lone_dequantize,
 ]
 
 

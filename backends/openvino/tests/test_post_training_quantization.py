@@ -105,3 +105,33 @@ def test_int8_attention_block_runs_whole_on_int8_kernels_with_openvinos_results(
     method = program.load_method()
     for x in tokens[:2]:
         assert_close(run(method, (x,)), [torch.from_numpy(alone(x.numpy())[0])], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
+def test_int8_model_from_nncfs_pt2e_flow_with_folded_weights_runs_whole_on_int8_kernels(tmp_path, per_channel):
+    # NNCF's quantize_pt2e folds each weight into an int8 constant read by a lone
+    # dequantize (fold_quantize=True), which OpenVINO's frontend cannot convert as is.
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from nncf.experimental.torch.fx import quantize_pt2e
+
+    torch.manual_seed(0)
+    exported = torch.export.export(SmallCnn().eval(), (_images(0),))
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=per_channel))
+    calibration = nncf.Dataset([_images(seed) for seed in range(10, 14)])
+    quantized = quantize_pt2e(exported.module(), quantizer, calibration, subset_size=4)
+    program = lower(quantized, (_images(0),), tmp_path, compile_specs=F32)
+
+    assert program.cpu_ops() == []
+    [model] = program.openvino_models()
+    for layer_type in ("Convolution", "FullyConnected"):
+        weight_types = runtime_weight_types(model, layer_type)
+        assert weight_types and weight_types <= {"u8", "i8"}, f"{layer_type} runs with {weight_types} weights"
+    method = program.load_method()
+    for seed in (1, 2):
+        images = _images(seed)
+        [expected] = eager(quantized, (images,))
+        # A few 8-bit steps of the output, not float32 agreement.
+        assert_close(run(method, (images,)), [expected], rtol=0.0, atol=0.1 * float(expected.abs().max()))
