@@ -22,6 +22,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The paths of one IR in a cache directory.
+struct IrFiles {
+  fs::path xml;
+  fs::path bin;
+};
+
 std::string hex(const std::array<uint8_t, kBlobDigestSize>& digest) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string text;
@@ -31,6 +37,15 @@ std::string hex(const std::array<uint8_t, kBlobDigestSize>& digest) {
     text.push_back(kDigits[byte & 0xf]);
   }
   return text;
+}
+
+// Where the IR of `blob` (which has a digest) lives in `cache_dir`.
+IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob) {
+  const fs::path stem = fs::path(cache_dir) / ("etov-ir-" + hex(blob.ir_digest));
+  IrFiles files{stem, stem};
+  files.xml += ".xml";
+  files.bin += ".bin";
+  return files;
 }
 
 bool file_holds(const fs::path& path, const void* data, size_t size) {
@@ -114,14 +129,6 @@ bool imported_from_cache(const ov::CompiledModel& compiled) noexcept {
   } catch (const std::exception&) {
     return false;
   }
-}
-
-IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob) {
-  const fs::path stem = fs::path(cache_dir) / ("etov-ir-" + hex(blob.ir_digest));
-  IrFiles files{stem, stem};
-  files.xml += ".xml";
-  files.bin += ".bin";
-  return files;
 }
 
 namespace {

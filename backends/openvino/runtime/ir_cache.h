@@ -17,7 +17,6 @@
  */
 #pragma once
 
-#include <filesystem>
 #include <optional>
 
 #include <executorch/runtime/core/result.h>
@@ -31,15 +30,6 @@ namespace executorch_openvino {
 /// Whether OpenVINO imported `compiled` from its model cache; false where the
 /// device cannot tell.
 bool imported_from_cache(const ov::CompiledModel& compiled) noexcept;
-
-/// The paths of one IR in a cache directory.
-struct IrFiles {
-  std::filesystem::path xml;
-  std::filesystem::path bin;
-};
-
-/// Where the IR of `blob` (which has a digest) lives in `cache_dir`.
-IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob);
 
 /// What a load through the model cache came to.
 struct CacheLoad {

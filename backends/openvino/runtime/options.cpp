@@ -17,6 +17,8 @@ using executorch::runtime::kMaxOptionValueLength;
 using executorch::runtime::Result;
 using executorch::runtime::Span;
 
+namespace {
+
 bool is_valid_precision(std::string_view value) {
   return value == "f32" || value == "f16" || value == "bf16";
 }
@@ -24,8 +26,6 @@ bool is_valid_precision(std::string_view value) {
 bool is_valid_performance_hint(std::string_view value) {
   return value == "LATENCY" || value == "THROUGHPUT" || value == "CUMULATIVE_THROUGHPUT";
 }
-
-namespace {
 
 // A decimal integer within [minimum, INT32_MAX]; -1 otherwise.
 int parse_count(const std::string& text, int minimum) {
@@ -160,6 +160,9 @@ Error apply_load_options(CompileSettings& options, const LoadOptions& process_op
   return Error::Ok;
 }
 
+namespace {
+
+// The precision the delegate asks OpenVINO for: the option, or f32 on a CPU.
 std::string effective_precision(const CompileSettings& options) {
   if (!options.inference_precision.empty()) {
     return options.inference_precision;
@@ -168,6 +171,8 @@ std::string effective_precision(const CompileSettings& options) {
   // results must match eager PyTorch unless the user asks otherwise.
   return starts_with(options.device, "CPU") ? "f32" : "";
 }
+
+}  // namespace
 
 ov::AnyMap compile_config(const CompileSettings& options) {
   ov::AnyMap config;

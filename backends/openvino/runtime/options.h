@@ -40,9 +40,6 @@ inline constexpr const char* kPerformanceHintKey = "performance_hint";
 inline constexpr const char* kNumStreamsKey = "num_streams";
 inline constexpr const char* kInferenceNumThreadsKey = "inference_num_threads";
 
-bool is_valid_precision(std::string_view value);
-bool is_valid_performance_hint(std::string_view value);
-
 /// Reads the compile specs the program was lowered with. Unknown keys and bad
 /// values fail with InvalidArgument and a log line naming them.
 executorch::runtime::Result<CompileSettings> options_from_compile_specs(
@@ -55,9 +52,6 @@ executorch::runtime::Error apply_load_options(
 
 /// Reads a key of ExecuTorch's set_option into `overrides`.
 executorch::runtime::Error set_load_option(LoadOptions& overrides, const executorch::runtime::BackendOption& option);
-
-/// The precision the delegate asks OpenVINO for: the option, or f32 on a CPU.
-std::string effective_precision(const CompileSettings& options);
 
 /// The configuration passed to ov::Core::compile_model.
 ov::AnyMap compile_config(const CompileSettings& options);

@@ -18,6 +18,10 @@ using executorch::aten::Tensor;
 using executorch::runtime::Error;
 using executorch::runtime::EValue;
 
+namespace {
+
+// The OpenVINO element type that holds an ExecuTorch dtype bit for bit, or
+// ov::element::dynamic when the runtime does not bind that dtype.
 ov::element::Type to_ov_type(ScalarType type) {
   switch (type) {
     case ScalarType::Float:
@@ -51,6 +55,7 @@ ov::element::Type to_ov_type(ScalarType type) {
   }
 }
 
+// "[2, 3]" for logs.
 std::string shape_text(ArrayRef<SizesType> sizes) {
   std::string text = "[";
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -58,6 +63,8 @@ std::string shape_text(ArrayRef<SizesType> sizes) {
   }
   return text + "]";
 }
+
+}  // namespace
 
 PortSpec::PortSpec(const ov::Output<const ov::Node>& port, std::string name)
     : name_(std::move(name)), type_(port.get_element_type()) {

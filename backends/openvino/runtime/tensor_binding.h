@@ -24,10 +24,6 @@
 
 namespace executorch_openvino {
 
-/// The OpenVINO element type that holds an ExecuTorch dtype bit for bit, or
-/// ov::element::dynamic when the runtime does not bind that dtype.
-ov::element::Type to_ov_type(executorch::aten::ScalarType type);
-
 /// What a port of the compiled model accepts, read once at load.
 class PortSpec {
  public:
@@ -91,8 +87,5 @@ class OutputBinding {
   size_t index_;
   BoundTensor bound_;
 };
-
-/// "[2, 3]" for logs.
-std::string shape_text(executorch::aten::ArrayRef<executorch::aten::SizesType> sizes);
 
 }  // namespace executorch_openvino
