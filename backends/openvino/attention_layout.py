@@ -5,7 +5,8 @@ a ``view``, because the attention kernel that ran at export time returned its re
 in a layout where that transpose is contiguous. When attention is kept whole
 (kept_whole.py), ExecuTorch traces the program again with the op's generic
 implementation, whose result is laid out the other way, and the ``view`` fails
-("Cannot view a tensor with shape ... and strides ..."): ViT-style blocks, whose
+("Cannot view a tensor with shape ... and strides ...", seen with torch 2.13.0 and
+ExecuTorch 1.5.1): ViT-style blocks, whose
 queries come out of a permuted projection, failed to lower. A contiguous ``clone``
 before each view reached from attention through layout ops makes the view valid
 under either layout. OpenVINO drops the copy: its tensors have no strides.
