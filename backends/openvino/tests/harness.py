@@ -68,19 +68,26 @@ class LoweredProgram:
             if node.op == "call_function" and "executorch_call_delegate" in str(node.target)
         ]
 
+    def blobs(self) -> List[Any]:
+        """Our delegates' processed blobs (blob.read_blob views), in graph order."""
+        from executorch_openvino.blob import read_blob
+
+        return [
+            read_blob(bytes(module.processed_bytes))
+            for module in self.manager.exported_program().graph_module.modules()
+            if isinstance(module, LoweredBackendModule) and module.backend_id == BACKEND_ID
+        ]
+
     def openvino_models(self) -> List[Any]:
         """The OpenVINO models inside our delegates, read back from their blobs, in graph order."""
         import numpy as np
         import openvino as ov
-        from executorch_openvino.blob import read_blob
 
         core = ov.Core()
         models = []
-        for module in self.manager.exported_program().graph_module.modules():
-            if isinstance(module, LoweredBackendModule) and module.backend_id == BACKEND_ID:
-                blob = read_blob(bytes(module.processed_bytes))
-                weights = ov.Tensor(np.frombuffer(blob.ir_weights, dtype=np.uint8).copy())
-                models.append(core.read_model(blob.ir_xml.decode(), weights))
+        for blob in self.blobs():
+            weights = ov.Tensor(np.frombuffer(blob.ir_weights, dtype=np.uint8).copy())
+            models.append(core.read_model(blob.ir_xml.decode(), weights))
         return models
 
     def delegate_ids(self) -> List[str]:

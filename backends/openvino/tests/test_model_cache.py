@@ -19,7 +19,6 @@ from executorch_openvino.blob import (
     MAGIC,
     checksum,
     ir_digest,
-    read_blob,
 )
 from harness import LoweredProgram, assert_runs_like_eager, lower
 
@@ -44,14 +43,15 @@ def _lowered(tmp_path: Path, cache: Path, name: str = "model") -> tuple:
 
 
 def _blob_offset(program: bytes) -> int:
+    """Where the blob starts in the .pte file's bytes, for tests that damage the file."""
     offset = program.find(MAGIC)
     assert offset >= 0, "the program holds no OpenVINO blob"
     return offset
 
 
 def _blob(lowered: LoweredProgram):
-    data = lowered.path.read_bytes()
-    return read_blob(data[_blob_offset(data) :])
+    [blob] = lowered.blobs()
+    return blob
 
 
 def _ir_files(cache: Path, lowered: LoweredProgram) -> tuple:
