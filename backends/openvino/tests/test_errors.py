@@ -1,10 +1,13 @@
 """Bad input gets a clear error that names it; nothing crashes."""
 
 import struct
+from pathlib import Path
 
-import executorch_openvino.preprocess
 import pytest
 import torch
+from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+from executorch.runtime import Runtime
+from executorch_openvino.blob import MAGIC, XML_SIZE_OFFSET
 from harness import assert_close, eager, lower, run
 from small_models import AddOne
 
@@ -27,11 +30,12 @@ def _bad_magic(blob):
 
 
 def _future_version(blob):
-    return blob[:8] + struct.pack("<I", 99) + blob[12:]
+    # The format version follows the magic.
+    return blob[: len(MAGIC)] + struct.pack("<I", 99) + blob[len(MAGIC) + 4 :]
 
 
 def _huge_xml_size(blob):
-    return blob[:64] + struct.pack("<Q", 2**63) + blob[72:]
+    return blob[:XML_SIZE_OFFSET] + struct.pack("<Q", 2**63) + blob[XML_SIZE_OFFSET + 8 :]
 
 
 def _header_only(blob):
@@ -54,13 +58,21 @@ def _flip_a_weight_bit(blob):
     ],
     ids=["truncated", "bad_magic", "future_version", "huge_xml_size", "ten_bytes", "weight_bit_flipped"],
 )
-def test_damaged_blob_fails_to_load_with_a_log_line(tamper, log_text, tmp_path, monkeypatch, capfd):
-    write_blob = executorch_openvino.preprocess.write_blob
-    monkeypatch.setattr(executorch_openvino.preprocess, "write_blob", lambda model: tamper(write_blob(model)))
+def test_damaged_blob_fails_to_load_with_a_log_line(tamper, log_text, tmp_path, capfd):
     lowered = lower(WithWeights(), (torch.randn(2, 3),), tmp_path)
+    damaged = tmp_path / "damaged.pte"
+    damaged.write_bytes(_with_blob(lowered.path, tamper))
     with pytest.raises(RuntimeError):
-        lowered.load_method()
+        Runtime.get().load_program(damaged).load_method("forward")
     assert log_text in capfd.readouterr().err
+
+
+def _with_blob(path: Path, tamper) -> bytes:
+    """The program at `path` with its delegate's blob replaced by tamper(blob), serialized again."""
+    pte = deserialize_pte_binary(path.read_bytes())
+    [delegate_data] = pte.program.backend_delegate_data
+    delegate_data.data = tamper(bytes(delegate_data.data))
+    return bytes(serialize_pte_binary(pte))
 
 
 def test_input_of_wrong_dtype_is_refused_and_the_method_still_works(tmp_path):
