@@ -11,7 +11,7 @@ The model is the Llama of ExecuTorch's examples with random weights (dim 288,
 - prefill: dynamic-shape exports, `--prompt` tokens in one call, from position 0;
 - resident memory: a fresh process per engine loads its program and decodes a few
   steps; the growth of its resident set over the weights' size.
-Targets (issue 14): decode <= 0.9x XNNPACK custom ops and <= 1.05x OpenVINO alone.
+Targets: decode <= 0.9x XNNPACK custom ops and <= 1.05x OpenVINO alone.
 """
 
 from __future__ import annotations
