@@ -133,7 +133,11 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, co
       }
     }
     delegate->request = delegate->compiled.create_infer_request();
-    delegate->cache = CacheSequence::find(delegate->compiled, delegate->request);
+    Result<std::optional<CacheSequence>> cache = CacheSequence::find(delegate->compiled, delegate->request);
+    if (!cache.ok()) {
+      return cache.error();
+    }
+    delegate->cache = std::move(*cache);
     const auto& inputs = delegate->compiled.inputs();
     delegate->inputs.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {

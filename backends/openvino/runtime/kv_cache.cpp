@@ -1,7 +1,9 @@
 #include "kv_cache.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include <executorch/runtime/platform/log.h>
 
@@ -12,6 +14,7 @@ namespace executorch_openvino {
 using executorch::aten::ScalarType;
 using executorch::runtime::Error;
 using executorch::runtime::EValue;
+using executorch::runtime::Result;
 
 namespace {
 
@@ -57,13 +60,31 @@ int64_t position_at(const executorch::aten::Tensor& tensor, size_t index) {
 
 }  // namespace
 
-std::optional<CacheSequence> CacheSequence::find(const ov::CompiledModel& compiled, ov::InferRequest& request) {
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+Result<std::optional<CacheSequence>> CacheSequence::find(const ov::CompiledModel& compiled, ov::InferRequest& request) {
+  std::vector<ov::VariableState> grown_states;
+  // Only the grown caches empty at a restart: other buffers kept as state keep
+  // their values, as they would in eager PyTorch.
+  for (auto& state : request.query_state()) {
+    if (ends_with(state.get_name(), kGrownCacheSuffix)) grown_states.push_back(state);
+  }
   const auto& inputs = compiled.inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (const auto& name : inputs[i].get_names()) {
+      if (name.compare(0, std::strlen(kCachePositionsName), kCachePositionsName) != 0) continue;
       const Marker marker = marker_in(name);
+      // Without its checks a grown cache computes wrong values when a call skips
+      // positions, so a marker that does not parse fails the load.
       if (marker.capacity <= 0 || marker.count_input >= static_cast<int64_t>(inputs.size())) {
-        continue;
+        ET_LOG(Error, "OpenVINO blob: the KV cache marker '%s' does not parse; the program is damaged", name.c_str());
+        return Error::InvalidArgument;
       }
       CacheSequence sequence;
       sequence.positions_input_ = i;
@@ -72,19 +93,16 @@ std::optional<CacheSequence> CacheSequence::find(const ov::CompiledModel& compil
         sequence.count_source_ =
             CountSource{static_cast<size_t>(marker.count_input), static_cast<size_t>(marker.count_dim)};
       }
-      // Only the grown caches empty at a restart: other buffers kept as state keep
-      // their values, as they would in eager PyTorch.
-      for (auto& state : request.query_state()) {
-        const std::string id = state.get_name();
-        const std::string suffix = kGrownCacheSuffix;
-        if (id.size() > suffix.size() && id.compare(id.size() - suffix.size(), suffix.size(), suffix) == 0) {
-          sequence.grown_states_.push_back(state);
-        }
-      }
-      return sequence;
+      sequence.grown_states_ = std::move(grown_states);
+      return std::optional<CacheSequence>(std::move(sequence));
     }
   }
-  return std::nullopt;
+  if (!grown_states.empty()) {
+    ET_LOG(Error, "OpenVINO blob: a grown KV cache ('%s') has no positions input named %s; the program is damaged",
+           grown_states.front().get_name().c_str(), kCachePositionsName);
+    return Error::InvalidArgument;
+  }
+  return std::optional<CacheSequence>();
 }
 
 Error CacheSequence::before_call(executorch::runtime::Span<EValue*> inputs) {

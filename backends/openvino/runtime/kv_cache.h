@@ -14,6 +14,7 @@
 
 #include <executorch/runtime/core/error.h>
 #include <executorch/runtime/core/evalue.h>
+#include <executorch/runtime/core/result.h>
 #include <executorch/runtime/core/span.h>
 #include <openvino/runtime/compiled_model.hpp>
 #include <openvino/runtime/infer_request.hpp>
@@ -25,7 +26,10 @@ class CacheSequence {
  public:
   /// The positions input of `compiled`, found by kCachePositionsName; nullopt when
   /// the model has no growing cache. `request` is the one the delegate runs.
-  static std::optional<CacheSequence> find(const ov::CompiledModel& compiled, ov::InferRequest& request);
+  /// InvalidArgument, after a log line, when the marker does not parse or a grown
+  /// cache has no marker: the cache would run without its checks.
+  static executorch::runtime::Result<std::optional<CacheSequence>> find(const ov::CompiledModel& compiled,
+                                                                        ov::InferRequest& request);
 
   /// Before a call: checks the call's positions (`inputs` are the delegate's inputs)
   /// and empties the cache when they start at 0.

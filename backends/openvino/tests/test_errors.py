@@ -7,7 +7,7 @@ import pytest
 import torch
 from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
 from executorch.runtime import Runtime
-from executorch_openvino.blob import MAGIC, XML_SIZE_OFFSET
+from executorch_openvino.blob import MAGIC, XML_SIZE_OFFSET, read_blob, write_blob
 from harness import assert_close, eager, lower, run
 from small_models import AddOne
 
@@ -73,6 +73,27 @@ def _with_blob(path: Path, tamper) -> bytes:
     [delegate_data] = pte.program.backend_delegate_data
     delegate_data.data = tamper(bytes(delegate_data.data))
     return bytes(serialize_pte_binary(pte))
+
+
+def _malformed_cache_marker(blob):
+    # The positions input of a grown KV cache carries its capacity in its name
+    # ("...cache_positions.max=256"); without it the runtime could not check calls.
+    import numpy as np
+    import openvino as ov
+
+    parsed = read_blob(blob)
+    model = ov.Core().read_model(parsed.ir_xml.decode(), ov.Tensor(np.frombuffer(parsed.ir_weights, np.uint8).copy()))
+    model.inputs[0].get_tensor().set_names({"executorch_openvino.cache_positions.max=many"})
+    return write_blob(model)
+
+
+def test_damaged_kv_cache_marker_fails_the_load_naming_it(tmp_path, capfd):
+    lowered = lower(AddOne(), (torch.tensor([3]),), tmp_path)
+    damaged = tmp_path / "damaged.pte"
+    damaged.write_bytes(_with_blob(lowered.path, _malformed_cache_marker))
+    with pytest.raises(RuntimeError):
+        Runtime.get().load_program(damaged).load_method("forward")
+    assert "the KV cache marker 'executorch_openvino.cache_positions.max=many' does not parse" in capfd.readouterr().err
 
 
 def test_input_of_wrong_dtype_is_refused_and_the_method_still_works(tmp_path):
