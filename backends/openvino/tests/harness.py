@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import torch
 from executorch.exir import EdgeCompileConfig, ExecutorchProgramManager, to_edge, to_edge_transform_and_lower
@@ -245,3 +245,25 @@ def assert_runs_like_eager(
         assert_close(got, eager(module, inputs), rtol=rtol, atol=atol)
         outputs.append(got)
     return outputs
+
+
+def program_with_blob(path: Path, tamper: Callable[[bytes], bytes]) -> bytes:
+    """The .pte at `path` with its one delegate's blob replaced by tamper(blob), serialized
+    again by ExecuTorch: a damaged or foreign program, made without monkeypatching."""
+    from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+
+    pte = deserialize_pte_binary(path.read_bytes())
+    [delegate_data] = pte.program.backend_delegate_data
+    delegate_data.data = tamper(bytes(delegate_data.data))
+    return bytes(serialize_pte_binary(pte))
+
+
+def model_in_blob(blob: bytes) -> Any:
+    """The openvino.Model a blob carries, for a tamper function to change and write_blob again."""
+    import numpy as np
+    import openvino as ov
+    from executorch_openvino.blob import read_blob
+
+    parsed = read_blob(blob)
+    weights = ov.Tensor(np.frombuffer(parsed.ir_weights, dtype=np.uint8).copy())
+    return ov.Core().read_model(parsed.ir_xml.decode(), weights)

@@ -1,14 +1,12 @@
 """Bad input gets a clear error that names it; nothing crashes."""
 
 import struct
-from pathlib import Path
 
 import pytest
 import torch
-from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
 from executorch.runtime import Runtime
-from executorch_openvino.blob import MAGIC, XML_SIZE_OFFSET, read_blob, write_blob
-from harness import assert_close, eager, lower, run
+from executorch_openvino.blob import MAGIC, XML_SIZE_OFFSET, write_blob
+from harness import assert_close, eager, lower, model_in_blob, program_with_blob, run
 from small_models import AddOne
 
 
@@ -61,28 +59,16 @@ def _flip_a_weight_bit(blob):
 def test_damaged_blob_fails_to_load_with_a_log_line(tamper, log_text, tmp_path, capfd):
     lowered = lower(WithWeights(), (torch.randn(2, 3),), tmp_path)
     damaged = tmp_path / "damaged.pte"
-    damaged.write_bytes(_with_blob(lowered.path, tamper))
+    damaged.write_bytes(program_with_blob(lowered.path, tamper))
     with pytest.raises(RuntimeError):
         Runtime.get().load_program(damaged).load_method("forward")
     assert log_text in capfd.readouterr().err
 
 
-def _with_blob(path: Path, tamper) -> bytes:
-    """The program at `path` with its delegate's blob replaced by tamper(blob), serialized again."""
-    pte = deserialize_pte_binary(path.read_bytes())
-    [delegate_data] = pte.program.backend_delegate_data
-    delegate_data.data = tamper(bytes(delegate_data.data))
-    return bytes(serialize_pte_binary(pte))
-
-
 def _malformed_cache_marker(blob):
     # The positions input of a grown KV cache carries its capacity in its name
     # ("...cache_positions.max=256"); without it the runtime could not check calls.
-    import numpy as np
-    import openvino as ov
-
-    parsed = read_blob(blob)
-    model = ov.Core().read_model(parsed.ir_xml.decode(), ov.Tensor(np.frombuffer(parsed.ir_weights, np.uint8).copy()))
+    model = model_in_blob(blob)
     model.inputs[0].get_tensor().set_names({"executorch_openvino.cache_positions.max=many"})
     return write_blob(model)
 
@@ -90,7 +76,7 @@ def _malformed_cache_marker(blob):
 def test_damaged_kv_cache_marker_fails_the_load_naming_it(tmp_path, capfd):
     lowered = lower(AddOne(), (torch.tensor([3]),), tmp_path)
     damaged = tmp_path / "damaged.pte"
-    damaged.write_bytes(_with_blob(lowered.path, _malformed_cache_marker))
+    damaged.write_bytes(program_with_blob(lowered.path, _malformed_cache_marker))
     with pytest.raises(RuntimeError):
         Runtime.get().load_program(damaged).load_method("forward")
     assert "the KV cache marker 'executorch_openvino.cache_positions.max=many' does not parse" in capfd.readouterr().err
