@@ -49,6 +49,15 @@ class SmallCnn(torch.nn.Module):
         return self.classifier(features.mean((2, 3)))
 
 
+def assert_runs_whole_on_int8_kernels(program, layer_types) -> None:
+    """Nothing on ExecuTorch's CPU kernels, and each of `layer_types` compiled with 8-bit weights."""
+    assert program.cpu_ops() == []
+    [model] = program.openvino_models()
+    for layer_type in layer_types:
+        weight_types = runtime_weight_types(model, layer_type)
+        assert weight_types and weight_types <= {"u8", "i8"}, f"{layer_type} runs with {weight_types} weights"
+
+
 def _images(seed: int) -> torch.Tensor:
     return torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(seed))
 
@@ -64,11 +73,7 @@ def quantized() -> torch.nn.Module:
 def test_int8_model_runs_whole_in_openvino_on_int8_kernels(tmp_path, quantized):
     program = lower(quantized, (_images(0),), tmp_path, compile_specs=F32)
 
-    assert program.cpu_ops() == []
-    [model] = program.openvino_models()
-    for layer_type in ("Convolution", "FullyConnected"):
-        weight_types = runtime_weight_types(model, layer_type)
-        assert weight_types and weight_types <= {"u8", "i8"}, f"{layer_type} runs with {weight_types} weights"
+    assert_runs_whole_on_int8_kernels(program, ("Convolution", "FullyConnected"))
 
 
 def test_int8_model_gives_openvinos_results_and_eagers_within_quantization_error(tmp_path, quantized):
@@ -95,10 +100,7 @@ def test_int8_attention_block_runs_whole_on_int8_kernels_with_openvinos_results(
     )
     program = lower(quantized, (tokens[0],), tmp_path, compile_specs=F32)
 
-    assert program.cpu_ops() == []
-    [model] = program.openvino_models()
-    weight_types = runtime_weight_types(model, "FullyConnected")
-    assert weight_types and weight_types <= {"u8", "i8"}, f"FullyConnected runs with {weight_types} weights"
+    assert_runs_whole_on_int8_kernels(program, ("FullyConnected",))
     alone = ov.Core().compile_model(
         ov.convert_model(torch.export.export(quantized, (tokens[0],))), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}
     )
@@ -124,11 +126,7 @@ def test_int8_model_from_nncfs_pt2e_flow_with_folded_weights_runs_whole_on_int8_
     quantized = quantize_pt2e(exported.module(), quantizer, calibration, subset_size=4)
     program = lower(quantized, (_images(0),), tmp_path, compile_specs=F32)
 
-    assert program.cpu_ops() == []
-    [model] = program.openvino_models()
-    for layer_type in ("Convolution", "FullyConnected"):
-        weight_types = runtime_weight_types(model, layer_type)
-        assert weight_types and weight_types <= {"u8", "i8"}, f"{layer_type} runs with {weight_types} weights"
+    assert_runs_whole_on_int8_kernels(program, ("Convolution", "FullyConnected"))
     method = program.load_method()
     for seed in (1, 2):
         images = _images(seed)
