@@ -121,18 +121,6 @@ ov::CompiledModel compile_file(ov::Core& core, const IrFiles& files, const Compi
   }
 }
 
-}  // namespace
-
-bool imported_from_cache(const ov::CompiledModel& compiled) noexcept {
-  try {
-    return compiled.get_property(ov::loaded_from_cache);
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
-namespace {
-
 bool ir_files_match(const IrFiles& files, const VerifiedIr& ir) {
   const BlobView& blob = ir.blob();
   return file_holds(files.xml, blob.ir_xml.data(), blob.ir_xml.size()) &&
@@ -174,6 +162,14 @@ CacheLoad write_and_compile(ov::Core& core, const IrFiles& files, VerifiedIr ir,
 }
 
 }  // namespace
+
+bool imported_from_cache(const ov::CompiledModel& compiled) noexcept {
+  try {
+    return compiled.get_property(ov::loaded_from_cache);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
 
 Result<CacheLoad> load_through_model_cache(ov::Core& core, const BlobView& blob, const CompileSettings& options) {
   const IrFiles files = ir_files_in(options.cache_dir, blob);
