@@ -157,6 +157,16 @@ void fill_random(NpyArray& array, std::mt19937& generator) {
 bool make_input(const TensorInfo& info, size_t j, const std::string* npy_path, std::mt19937& generator,
                 InputTensor& input) {
   const auto planned = info.sizes();
+  const auto dim_order = info.dim_order();
+  for (size_t d = 0; d < dim_order.size(); ++d) {
+    if (dim_order[d] != d) {
+      std::fprintf(stderr,
+                   "input %zu is planned in a dim order other than the default (channels last?); this "
+                   "runner feeds contiguous inputs only\n",
+                   j);
+      return false;
+    }
+  }
   if (npy_path != nullptr) {
     std::string error;
     if (!executorch_openvino::runner::read_npy(*npy_path, input.array, error)) {

@@ -116,6 +116,14 @@ def test_runner_refuses_a_file_that_is_not_npy(split_program, tmp_path):
     assert "is not a .npy file" in result.stderr
 
 
+def test_runner_refuses_an_input_planned_channels_last(tmp_path):
+    # Its .npy files and random inputs are contiguous; a channels-last input would be read wrong.
+    lowered = lower(torch.nn.ReLU(), (torch.randn(1, 3, 4, 4).to(memory_format=torch.channels_last),), tmp_path)
+    result = run(lowered.path, check=False)
+    assert result.returncode == 4
+    assert "input 0 is planned in a dim order other than the default" in result.stderr
+
+
 def test_runner_passes_load_options_to_the_delegate(split_program, tmp_path):
     cache_dir = tmp_path / "cache"
     result = run(split_program[1], "--inference-precision", "f32", "--cache-dir", cache_dir, "--iterations", 1)
