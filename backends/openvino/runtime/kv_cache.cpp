@@ -62,6 +62,19 @@ int64_t position_at(const executorch::aten::Tensor& tensor, size_t index) {
 
 namespace {
 
+// A grown cache starts empty along its position axis, and along no other: the
+// axis is the one dimension of size 0 in its initial value; -1 when that is not so.
+int64_t position_axis(ov::VariableState& state) {
+  const ov::Shape shape = state.get_state().get_shape();
+  int64_t axis = -1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] != 0) continue;
+    if (axis >= 0) return -1;
+    axis = static_cast<int64_t>(d);
+  }
+  return axis;
+}
+
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -93,7 +106,9 @@ Result<std::optional<CacheSequence>> CacheSequence::find(const ov::CompiledModel
         sequence.count_source_ =
             CountSource{static_cast<size_t>(marker.count_input), static_cast<size_t>(marker.count_dim)};
       }
-      sequence.grown_states_ = std::move(grown_states);
+      for (auto& state : grown_states) {
+        sequence.grown_caches_.push_back(GrownCache{state, position_axis(state)});
+      }
       return std::optional<CacheSequence>(std::move(sequence));
     }
   }
@@ -141,22 +156,52 @@ Error CacheSequence::before_call(executorch::runtime::Span<EValue*> inputs) {
   }
   if (start == 0) {
     if (filled_ != 0) {
-      for (auto& state : grown_states_) {
-        state.reset();
+      for (auto& cache : grown_caches_) {
+        cache.state.reset();
       }
     }
   } else if (filled_ == kUnknown) {
     ET_LOG(Error, "OpenVINO delegate: a call failed, so the KV cache must start again at position 0; got %lld",
            static_cast<long long>(start));
     return Error::InvalidArgument;
+  } else if (start < filled_) {
+    ET_CHECK_OK_OR_RETURN_ERROR(trim_to(start));
   } else if (start != filled_) {
     ET_LOG(Error,
            "OpenVINO delegate: the KV cache holds positions 0-%lld; a call must continue at position "
-           "%lld or start again at 0, got %lld",
+           "%lld, go back to an earlier one, or start again at 0, got %lld",
            static_cast<long long>(filled_ - 1), static_cast<long long>(filled_), static_cast<long long>(start));
     return Error::InvalidArgument;
   }
   pending_end_ = start + static_cast<int64_t>(count);
+  return Error::Ok;
+}
+
+Error CacheSequence::trim_to(int64_t positions) {
+  // A chat application going back in its history: the caches keep positions
+  // 0..positions-1, as eager PyTorch attends only up to the position it writes.
+  for (auto& cache : grown_caches_) {
+    if (cache.axis < 0) {
+      ET_LOG(Error, "OpenVINO delegate: KV cache '%s' has no single position axis; start again at position 0",
+             cache.state.get_name().c_str());
+      return Error::InvalidArgument;
+    }
+  }
+  try {
+    for (auto& cache : grown_caches_) {
+      const ov::Tensor held = cache.state.get_state();
+      ov::Coordinate begin(held.get_shape().size(), 0);
+      ov::Coordinate end(held.get_shape());
+      end[static_cast<size_t>(cache.axis)] = static_cast<size_t>(positions);
+      cache.state.set_state(ov::Tensor(held, begin, end));
+    }
+  } catch (const std::exception& e) {
+    filled_ = kUnknown;
+    ET_LOG(Error, "OpenVINO delegate: going back to position %lld failed: %s; start again at position 0",
+           static_cast<long long>(positions), e.what());
+    return Error::InvalidArgument;
+  }
+  filled_ = positions;
   return Error::Ok;
 }
 

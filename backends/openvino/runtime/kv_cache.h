@@ -3,8 +3,9 @@
  *
  * A delegate whose cache grows by concatenation appends each call's positions to
  * what the cache holds, so a call must continue the sequence where the last one
- * ended, or start again at position 0, which empties the cache first. Anything
- * else would attend over the wrong positions without an error, so it is refused.
+ * ended, go back to an earlier position (the cache is cut there first), or start
+ * again at position 0, which empties it. Skipping positions would attend over the
+ * wrong positions without an error, so it is refused.
  */
 #pragma once
 
@@ -32,7 +33,7 @@ class CacheSequence {
                                                                         ov::InferRequest& request);
 
   /// Before a call: checks the call's positions (`inputs` are the delegate's inputs)
-  /// and empties the cache when they start at 0.
+  /// and empties the cache when they start at 0, or cuts it when they go back.
   executorch::runtime::Error before_call(executorch::runtime::Span<executorch::runtime::EValue*> inputs);
   /// After a call that ran: the cache now holds the call's positions too.
   void after_call() { filled_ = pending_end_; }
@@ -50,12 +51,20 @@ class CacheSequence {
     size_t dim;
   };
 
+  // Keeps positions 0..positions-1 of every grown cache: a call went back.
+  executorch::runtime::Error trim_to(int64_t positions);
+
+  struct GrownCache {
+    ov::VariableState state;
+    int64_t axis;  // the position axis; -1: unknown, so going back is refused
+  };
+
   size_t positions_input_ = 0;
   std::optional<CountSource> count_source_;
   int64_t capacity_ = 0;
   int64_t filled_ = 0;
   int64_t pending_end_ = 0;
-  std::vector<ov::VariableState> grown_states_;
+  std::vector<GrownCache> grown_caches_;
 };
 
 }  // namespace executorch_openvino

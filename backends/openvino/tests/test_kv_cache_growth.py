@@ -1,7 +1,7 @@
 """The examples' static KV cache is rewritten into a cache that grows by
 concatenation, which OpenVINO fuses with attention. Calls must then continue the
-sequence or start again at 0; anything else is refused with an error, never
-computed over the wrong positions."""
+sequence, go back to an earlier position or start again at 0; skipping positions
+is refused with an error, never computed over the wrong positions."""
 
 import copy
 
@@ -69,12 +69,15 @@ def test_skipping_positions_is_refused(program, llama):
     assert_sequence_like_eager(method, llama, [4, 9])  # usable again from position 0
 
 
-def test_going_back_to_a_middle_position_is_refused(program):
+def test_going_back_to_a_middle_position_continues_like_eager(program, llama):
+    # A chat application drops the end of its history and goes on from there;
+    # eager PyTorch overwrites those positions and attends only up to the one it writes.
     method = program.load_method()
-    for position in range(3):
-        step(method, 5, position)
-    with pytest.raises(RuntimeError):
-        step(method, 6, 1)
+    eager = copy.deepcopy(llama)
+    for position, token in [(0, 5), (1, 17), (2, 3), (3, 99), (4, 42), (2, 8), (3, 1), (4, 60), (1, 11), (2, 7)]:
+        torch.testing.assert_close(
+            step(method, token, position), eager_step(eager, token, position), rtol=1e-4, atol=1e-4
+        )
 
 
 def test_positions_past_the_cache_are_refused(program):
@@ -144,3 +147,13 @@ def test_dynamic_length_cache_refuses_a_prompt_that_skips_positions(dynamic_prog
     run(method, (torch.tensor([[5, 17, 3]]), torch.tensor([0])))
     with pytest.raises(RuntimeError):
         run(method, (torch.tensor([[6, 7]]), torch.tensor([4])))  # 3 was next
+
+
+def test_dynamic_length_cache_goes_back_and_prefills_like_eager(dynamic_program, dynamic_llama):
+    method = dynamic_program.load_method()
+    eager = copy.deepcopy(dynamic_llama)
+    for prompt, start in (([5, 17, 3, 99, 42], 0), ([8, 1, 60], 2), ([7], 5)):
+        tokens, positions = torch.tensor([prompt]), torch.tensor([start])
+        with torch.no_grad():
+            expected = eager(tokens, {"input_pos": positions})
+        torch.testing.assert_close(run(method, (tokens, positions))[0], expected, rtol=1e-4, atol=1e-4)
