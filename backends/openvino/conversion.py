@@ -203,12 +203,24 @@ def _convert_outputs_to_torch_dtypes(model: ov.Model, expected: List[object]) ->
         model.validate_nodes_and_infer_types()
 
 
+def decoder_input(value: object) -> Tuple[torch.dtype, List[int]]:
+    """The dtype and shape (-1 for a dynamic size) the frontend's decoder takes for a placeholder's value.
+
+    A symbolic int, a size made outside the partition, is a 0-d int64 tensor.
+    """
+    if isinstance(value, torch.SymInt):
+        return torch.int64, []
+    return value.dtype, [size if isinstance(size, int) else -1 for size in value.shape]
+
+
 def _input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
-    """(torch dtype, shape for the decoder with -1 for dynamic sizes, OpenVINO shape with bounds)."""
+    """(torch dtype, shape for the decoder, OpenVINO shape with bounds)."""
     value = node.meta.get("val")
+    if isinstance(value, torch.SymInt):
+        return (*decoder_input(value), ov.PartialShape([]))
     if not isinstance(value, torch.Tensor):
         raise ValueError(
-            f"OpenVINO delegate input {node.name!r} is a {type(value).__name__}; only tensors are supported"
+            f"OpenVINO delegate input {node.name!r} is a {type(value).__name__}; only tensors and ints are supported"
         )
     if value.dtype not in OPENVINO_TYPES:
         raise ValueError(
@@ -225,4 +237,4 @@ def _input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
         # while ExecuTorch still runs size 1, so the delegate accepts any size from 1.
         upper = int(bounds.upper) if bounds is not None and bounds.upper.is_finite else -1
         dims.append(ov.Dimension(1, upper))
-    return value.dtype, [d.get_length() if d.is_static else -1 for d in dims], ov.PartialShape(dims)
+    return (*decoder_input(value), ov.PartialShape(dims))

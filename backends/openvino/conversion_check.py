@@ -18,7 +18,7 @@ from torch.export import ExportedProgram
 
 from .buffer_state import constant_input_names
 from .compressed_weights import unpacked_stand_ins
-from .conversion import convert_with_frontend, prepare_graph_module, return_each_value_once
+from .conversion import convert_with_frontend, decoder_input, prepare_graph_module, return_each_value_once
 
 # The frontend's error names each failed node as "<fx node name>/<op name>", then its message.
 _FAILED_NODE = re.compile(
@@ -39,13 +39,9 @@ def unconvertible_nodes(exported_program: ExportedProgram, nodes: Iterable[torch
     module = prepare_graph_module(module)
     return_each_value_once(module)
     placeholders = [node for node in module.graph.nodes if node.op == "placeholder"]
-    values = [node.meta["val"] for node in placeholders]
+    inputs = [decoder_input(node.meta["val"]) for node in placeholders]
     try:
-        convert_with_frontend(
-            module,
-            [value.dtype for value in values],
-            [[size if isinstance(size, int) else -1 for size in value.shape] for value in values],
-        )
+        convert_with_frontend(module, [dtype for dtype, _ in inputs], [shape for _, shape in inputs])
     except Exception as error:  # the frontend's OpConversionFailure, or any check it raises
         failed = {originals[name]: reason for name, reason in _failures(str(error)).items() if name in originals}
         if not failed:

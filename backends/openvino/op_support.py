@@ -89,7 +89,7 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
     variant OpenVINO computes wrong (argument_rules.py), when it reads or makes a tensor
     of a dtype the runtime does not bind, or when it reads a value that is neither a
     tensor nor a symbolic scalar. Symbolic sizes are taken here; the partitioner
-    then keeps each inside the partition that makes it (symint_boundary.py).
+    then decides which may cross a partition's boundary (symint_boundary.py).
     Asserts and what only they read are taken too: nobody runs them. Each reason is
     logged once per op.
     """
@@ -144,7 +144,7 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         for arg in node.all_input_nodes:
             value = arg.meta.get("val")
             if is_symbolic_scalar(value):
-                continue  # symint_boundary.py keeps it inside the partition that makes it
+                continue  # symint_boundary.py decides whether it may cross into the partition
             if not isinstance(value, (torch.Tensor, list, tuple)):
                 return f"it reads {arg.name!r}, a {type(value).__name__} and not a tensor"
             for tensor in _tensors(value):

@@ -124,6 +124,10 @@ Error PortSpec::check(const Tensor& tensor) const {
   return Error::Ok;
 }
 
+bool PortSpec::is_int64_scalar() const {
+  return type_ == ov::element::i64 && !rank_is_dynamic_ && min_dims_.empty();
+}
+
 bool BoundTensor::matches(const Tensor& tensor) const {
   if (data_ == nullptr || data_ != tensor.const_data_ptr() || dtype_ != tensor.scalar_type() ||
       sizes_.size() != static_cast<size_t>(tensor.dim())) {
@@ -181,8 +185,11 @@ InputBinding::InputBinding(const ov::Output<const ov::Node>& port, size_t index)
     : spec_(port, "input " + std::to_string(index)), index_(index) {}
 
 Error InputBinding::bind(ov::InferRequest& request, const EValue& value) {
+  if (value.isInt()) {
+    return bind_int(request, value.toInt());
+  }
   if (!value.isTensor()) {
-    ET_LOG(Error, "OpenVINO delegate %s: expected a tensor, got value tag %d", spec_.name().c_str(),
+    ET_LOG(Error, "OpenVINO delegate %s: expected a tensor or an int, got value tag %d", spec_.name().c_str(),
            static_cast<int>(value.tag));
     return Error::InvalidArgument;
   }
@@ -192,6 +199,20 @@ Error InputBinding::bind(ov::InferRequest& request, const EValue& value) {
   }
   ET_CHECK_OK_OR_RETURN_ERROR(spec_.check(tensor));
   request.set_input_tensor(index_, bound_.wrap(tensor, spec_.type()));
+  return Error::Ok;
+}
+
+Error InputBinding::bind_int(ov::InferRequest& request, int64_t value) {
+  if (!spec_.is_int64_scalar()) {
+    ET_LOG(Error, "OpenVINO delegate %s: got the int %lld, but this input takes a %s tensor", spec_.name().c_str(),
+           static_cast<long long>(value), spec_.type().get_type_name().c_str());
+    return Error::InvalidArgument;
+  }
+  if (!int_value_) {
+    int_value_ = ov::Tensor(ov::element::i64, ov::Shape{});
+    request.set_input_tensor(index_, int_value_);
+  }
+  *int_value_.data<int64_t>() = value;
   return Error::Ok;
 }
 

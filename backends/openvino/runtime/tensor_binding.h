@@ -32,6 +32,8 @@ class PortSpec {
   const std::string& name() const { return name_; }
   const ov::element::Type& type() const { return type_; }
   bool is_static() const { return is_static_; }
+  /// True for a 0-d int64 port: a symbolic size the program computes outside the delegate.
+  bool is_int64_scalar() const;
   /// Checks an ExecuTorch tensor's dtype and shape against the port; logs why not.
   executorch::runtime::Error check(const executorch::aten::Tensor& tensor) const;
 
@@ -61,15 +63,20 @@ class BoundTensor {
 };
 
 /// One input of the compiled model, bound to the ExecuTorch tensor's memory.
+/// An Int (a symbolic size made outside the delegate) is written into a 0-d
+/// int64 tensor that stays bound.
 class InputBinding {
  public:
   InputBinding(const ov::Output<const ov::Node>& port, size_t index);
   executorch::runtime::Error bind(ov::InferRequest& request, const executorch::runtime::EValue& value);
 
  private:
+  executorch::runtime::Error bind_int(ov::InferRequest& request, int64_t value);
+
   PortSpec spec_;
   size_t index_;
   BoundTensor bound_;
+  ov::Tensor int_value_;  // allocated and bound at the first Int
 };
 
 /// One output of the compiled model. A static output is bound to the ExecuTorch
