@@ -2,7 +2,8 @@
  * Zero-copy unit test of tensor_binding: a static input and output are
  * bound to the ExecuTorch tensors' own memory, so OpenVINO reads and writes the
  * caller's buffers; binding the same tensors again rebinds nothing; binding other
- * memory does rebind. A dynamic output is left to OpenVINO and copied back.
+ * memory does rebind. A dynamic output is left to OpenVINO and copied back. An Int
+ * (a symbolic size made outside the delegate) goes into a 0-d int64 input.
  *
  * Builds a tiny ov::Model in code (Parameter -> Relu -> Result), compiles it on
  * CPU, and drives InputBinding / OutputBinding as OpenvinoBackend::execute does
@@ -21,6 +22,8 @@
 #include <executorch/runtime/core/portable_type/tensor_impl.h>
 #include <executorch/runtime/platform/runtime.h>
 #include <openvino/core/model.hpp>
+#include <openvino/op/constant.hpp>
+#include <openvino/op/multiply.hpp>
 #include <openvino/op/parameter.hpp>
 #include <openvino/op/relu.hpp>
 #include <openvino/op/result.hpp>
@@ -198,6 +201,35 @@ void dynamic_output(ov::Core& core) {
   }
 }
 
+void int_input(ov::Core& core) {
+  auto size = std::make_shared<ov::op::v0::Parameter>(ov::element::i64, ov::PartialShape{});
+  auto twice = std::make_shared<ov::op::v1::Multiply>(size, ov::op::v0::Constant::create(ov::element::i64, {}, {2}));
+  auto model = std::make_shared<ov::Model>(ov::ResultVector{std::make_shared<ov::op::v0::Result>(twice)},
+                                           ov::ParameterVector{size}, "twice");
+  ov::CompiledModel compiled = compile(core, model);
+  ov::InferRequest request = compiled.create_infer_request();
+  InputBinding input(compiled.inputs()[0], 0);
+
+  const void* first_bound = nullptr;
+  for (int64_t value : {5, 12}) {
+    EXPECT(input.bind(request, EValue(value)) == Error::Ok, "the int %lld was refused", static_cast<long long>(value));
+    request.infer();
+    const int64_t doubled = request.get_output_tensor(0).data<int64_t>()[0];
+    EXPECT(doubled == 2 * value, "OpenVINO read %lld, expected %lld", static_cast<long long>(doubled / 2),
+           static_cast<long long>(value));
+    const void* bound = identity(request.get_input_tensor(0));
+    EXPECT(first_bound == nullptr || bound == first_bound, "the int's tensor was rebound on a later call");
+    first_bound = bound;
+  }
+
+  // An int given to a float tensor input is refused.
+  ov::CompiledModel relu = compile(core, relu_model(ov::PartialShape{2, 3}));
+  ov::InferRequest relu_request = relu.create_infer_request();
+  InputBinding tensor_input(relu.inputs()[0], 0);
+  EXPECT(tensor_input.bind(relu_request, EValue(int64_t{3})) == Error::InvalidArgument,
+         "an int was accepted by a [2, 3] f32 input");
+}
+
 }  // namespace
 
 int main() {
@@ -206,6 +238,7 @@ int main() {
     ov::Core core;
     static_shapes(core);
     dynamic_output(core);
+    int_input(core);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "FAILED: exception: %s\n", e.what());
     return 1;
