@@ -35,27 +35,15 @@ from _common import cpu_ops, delegate_ids, environment, lower, print_header, pri
 from executorch.runtime import Runtime  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from models import small_llama  # noqa: E402
+
 SEQUENCE_NAME = "sequence"
 
 
 def llama(context: int, layers: int, dim: int, dynamic: bool) -> torch.nn.Module:
-    from executorch.examples.models.llama.llama_transformer import construct_transformer
-    from executorch.examples.models.llama.model_args import ModelArgs
-
     torch.manual_seed(0)  # the same weights for every engine
-    heads = max(1, dim // 48) if dim < 1024 else 32
-    args = ModelArgs(
-        dim=dim,
-        n_layers=layers,
-        n_heads=heads,
-        n_kv_heads=max(1, heads // 3) if dim < 1024 else 8,
-        vocab_size=32000,
-        max_seq_len=context,
-        max_context_len=context,
-        use_kv_cache=True,
-        enable_dynamic_shape=dynamic,
-    )
-    return construct_transformer(args).eval()
+    return small_llama(enable_dynamic_shape=dynamic, layers=layers, max_seq_len=context, dim=dim)
 
 
 def export(model: torch.nn.Module, partitioner, dynamic: bool, context: int):

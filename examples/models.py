@@ -71,10 +71,18 @@ class Tiny(torch.nn.Module):
         return x + y
 
 
-def small_llama(*, enable_dynamic_shape: bool = False, layers: int = 6, max_seq_len: int = 256) -> torch.nn.Module:
+def small_llama(
+    *,
+    enable_dynamic_shape: bool = False,
+    layers: int = 6,
+    max_seq_len: int = 256,
+    dim: int = 288,
+) -> torch.nn.Module:
     """The Llama of the executorch wheel with a KV cache in mutable buffers, random weights.
 
-    dim 288, 6 heads, 2 KV heads, vocab 32000: the size of the stories15M checkpoint.
+    By default dim 288, 6 heads, 2 KV heads, vocab 32000: the size of the stories15M checkpoint.
+    Below dim 1024 heads are 48 wide with a third as many KV heads; from dim 1024 there are
+    32 heads and 8 KV heads (with 16 layers, dim 2048 is the shape of Llama 3.2 1B).
     With `enable_dynamic_shape` its code is written for a dynamic sequence length
     (it slices its caches by ``input_pos[0].item()``), as ExecuTorch's LLM export does.
     Call it as ``model(tokens, {"input_pos": positions})``.
@@ -82,11 +90,13 @@ def small_llama(*, enable_dynamic_shape: bool = False, layers: int = 6, max_seq_
     from executorch.examples.models.llama.llama_transformer import construct_transformer
     from executorch.examples.models.llama.model_args import ModelArgs
 
+    heads = max(1, dim // 48) if dim < 1024 else 32
+    kv_heads = max(1, heads // 3) if dim < 1024 else 8
     args = ModelArgs(
-        dim=288,
+        dim=dim,
         n_layers=layers,
-        n_heads=6,
-        n_kv_heads=2,
+        n_heads=heads,
+        n_kv_heads=kv_heads,
         vocab_size=32000,
         max_seq_len=max_seq_len,
         max_context_len=max_seq_len,
