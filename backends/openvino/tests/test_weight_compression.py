@@ -11,12 +11,14 @@ eager PyTorch (not with the float model: compression changes the numbers).
 from __future__ import annotations
 
 import logging
+from typing import Optional
 
 import pytest
 import torch
 from executorch.exir import EdgeCompileConfig, to_edge
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs
 from harness import assert_runs_like_eager, lower, runtime_weight_types
+from models import TransformerBlock
 
 nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
 
@@ -35,9 +37,10 @@ class ThreeLinears(torch.nn.Module):
         return self.last(torch.relu(self.second(torch.relu(self.first(x)))))
 
 
-def _compressed(mode: str, **options) -> torch.nn.Module:
-    model = ThreeLinears().eval()
-    exported = torch.export.export(model, (torch.randn(2, 128),))
+def _compressed(mode: str, model: Optional[torch.nn.Module] = None, example: tuple = (), **options) -> torch.nn.Module:
+    """`model` (ThreeLinears by default) exported on `example` and compressed by NNCF."""
+    model = (model or ThreeLinears()).eval()
+    exported = torch.export.export(model, example or (torch.randn(2, 128),))
     if mode.startswith("INT4"):
         options.update(ratio=1.0, all_layers=True)  # every layer in 4 bits, the last one too
     return nncf.compress_weights(exported.module(), mode=getattr(nncf.CompressWeightsMode, mode), **options)
@@ -119,3 +122,18 @@ def test_skipping_the_unpacking_stack_is_respected(tmp_path):
     partitioner = OpenvinoPartitioner(F32, op_types_to_skip=["aten.stack"])
     with pytest.raises(Exception, match="bitwise_right_shift.Tensor_Scalar is not in Core ATen"):
         lower(compressed, (torch.randn(2, 128),), tmp_path, partitioner=partitioner)
+
+
+@pytest.mark.parametrize("mode, weight_type", [("INT4_SYM", "i4"), ("INT8_ASYM", "u8")], ids=["int4_sym", "int8_asym"])
+def test_compressed_transformer_block_runs_whole_on_compressed_weights(tmp_path, mode, weight_type):
+    torch.manual_seed(0)
+    tokens = [torch.randn(1, 16, 64, generator=torch.Generator().manual_seed(seed)) for seed in (1, 2)]
+    options = {"group_size": 32} if mode.startswith("INT4") else {}
+    compressed = _compressed(mode, TransformerBlock(), (tokens[0],), **options)
+    program = lower(compressed, (tokens[0],), tmp_path, compile_specs=F32)
+
+    assert program.cpu_ops() == []
+    [model] = program.openvino_models()
+    # Every projection of attention and the MLP runs on compressed weights.
+    assert runtime_weight_types(model, "FullyConnected") == {weight_type}
+    assert_runs_like_eager(compressed, program, [(x,) for x in tokens], rtol=1e-3, atol=1e-3)
