@@ -54,36 +54,33 @@ def test_model_computing_with_its_sizes_lowers_whole_and_matches_eager(case, tmp
     assert lowered.cpu_ops() == []
 
 
-def test_a_size_read_on_the_cpu_is_made_on_the_cpu(tmp_path):
-    # The view stays on the CPU and reads x.size(1): that size must not be a delegate output.
-    class SizeForTheCpu(torch.nn.Module):
-        def forward(self, x):
-            return (x.relu().view(x.size(0) * x.size(1), -1) + 1).tanh()
+class FlattenBySizes(torch.nn.Module):
+    def forward(self, x):
+        return (x.relu().view(x.size(0) * x.size(1), -1) + 1).tanh()
 
-    partitioner = OpenvinoPartitioner(op_types_to_skip=["aten.view_copy"])
-    model = SizeForTheCpu().eval()
-    inputs = [(torch.randn(3, n, 4),) for n in (5, 12)]
+
+def _lower_flatten_by_sizes(tmp_path, op_types_to_skip, lengths):
+    """FlattenBySizes lowered with one op type left on the CPU; the program and eager-checked method."""
+    model = FlattenBySizes().eval()
+    inputs = [(torch.randn(3, n, 4),) for n in lengths]
+    partitioner = OpenvinoPartitioner(op_types_to_skip=op_types_to_skip)
     lowered = lower(model, inputs[0], tmp_path, dynamic_shapes=({1: LENGTH},), partitioner=partitioner)
     method = lowered.load_method()
     for each in inputs:
         assert_close(run(method, each), eager(model, each))
+    return lowered
+
+
+def test_a_size_read_on_the_cpu_is_made_on_the_cpu(tmp_path):
+    # The view stays on the CPU and reads x.size(1): that size must not be a delegate output.
+    lowered = _lower_flatten_by_sizes(tmp_path, ["aten.view_copy"], (5, 12))
     assert "aten::sym_size.int" in lowered.cpu_ops()
 
 
 def test_a_size_made_on_the_cpu_enters_the_delegate_as_a_0d_int64(tmp_path):
     # x.size(1) is read on the CPU; the view stays in OpenVINO and takes that size as an input.
-    class SizeFromTheCpu(torch.nn.Module):
-        def forward(self, x):
-            return (x.relu().view(x.size(0) * x.size(1), -1) + 1).tanh()
-
-    partitioner = OpenvinoPartitioner(op_types_to_skip=["aten.sym_size"])
-    model = SizeFromTheCpu().eval()
-    inputs = [(torch.randn(3, n, 4),) for n in (5, 12, 7)]
-    lowered = lower(model, inputs[0], tmp_path, dynamic_shapes=({1: LENGTH},), partitioner=partitioner)
+    lowered = _lower_flatten_by_sizes(tmp_path, ["aten.sym_size"], (5, 12, 7))
     assert lowered.delegate_ids() == [BACKEND_ID]
     assert lowered.cpu_ops() == ["aten::sym_size.int"]
     scalar_inputs = [port for port in lowered.openvino_models()[0].inputs if port.get_partial_shape().rank == 0]
     assert [port.get_element_type().get_type_name() for port in scalar_inputs] == ["i64"]
-    method = lowered.load_method()
-    for each in inputs:
-        assert_close(run(method, each), eager(model, each))
