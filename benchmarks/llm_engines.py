@@ -85,12 +85,13 @@ class ExecutorchEngine:
 
 
 class OpenvinoAloneEngine:
-    """Our converted IR of the whole edge program (KV cache as state, grown by concatenation
-    for static exports), compiled by ov.Core alone with the config our runtime uses."""
+    """Our converted IR of the whole edge program (KV cache as state, grown by concatenation,
+    attention kept whole), compiled by ov.Core alone with the config our runtime uses."""
 
     def __init__(self, model: torch.nn.Module, precision: str, dynamic: bool, context: int) -> None:
         import openvino as ov
         from executorch.exir import EdgeCompileConfig, to_edge
+        from executorch_openvino.compile_specs import parse_compile_specs
         from executorch_openvino.conversion import to_openvino_model
         from executorch_openvino.kept_whole import SDPA
 
@@ -100,10 +101,11 @@ class OpenvinoAloneEngine:
         )
         with torch.no_grad():
             exported = torch.export.export(model, (tokens, {"input_pos": torch.tensor([0])}), dynamic_shapes=shapes)
-        # Attention kept whole where our partitioner keeps it (static shapes), as our delegate gets it.
-        config = EdgeCompileConfig(_check_ir_validity=False, preserve_ops=[] if dynamic else [SDPA])
-        ir = to_openvino_model(to_edge(exported, compile_config=config).exported_program())
-        config = {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": precision}
+        # Attention kept whole, with the layout fix our partitioner applies first, as our delegate gets it.
+        exported = OpenvinoPartitioner().transform_for_pre_decomposition(exported)
+        edge_config = EdgeCompileConfig(_check_ir_validity=False, preserve_ops=[SDPA])
+        ir = to_openvino_model(to_edge(exported, compile_config=edge_config).exported_program())
+        config = parse_compile_specs(openvino_compile_specs(inference_precision=precision)).compile_config()
         self.request = ov.Core().compile_model(ir, "CPU", config).create_infer_request()
 
     def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
