@@ -6,15 +6,15 @@ process and alternating rounds.
 
 Decode: each round loads each program, prefills the same prompt and runs `--tokens`
 greedy steps at the same positions. A step's time is the median of its steps after
-the first; the first step after the prompt is shown on its own: in the dynamic
+the first. The first step after the prompt is shown on its own: in the dynamic
 program it is the first call of that shape, and OpenVINO prepares its kernels for it
-then (once per loaded program: later generations find them prepared). Prefill: the dynamic program takes the prompt
-in one call; the static program takes it one token per call, its only way.
-The target: dynamic decode within 1.10x of static decode.
+then (once per loaded program: later generations find them prepared). Prefill: the
+dynamic program takes the prompt in one call; the static program takes it one token
+per call, its only way. The target: dynamic decode within 1.10x of static decode.
 
-OpenVINO's dynamic-shape path costs a few microseconds per node and call, a fixed
-cost per token whatever the model's width: `--dim 1024`
-shows the ratio on a model whose layers take longer than that overhead.
+`--dim 1024` (32 heads, 8 KV heads) shows the ratio on a wider model: OpenVINO's
+dynamic-shape path costs a few microseconds per node and call, which weighs most on
+a narrow model, and its matrix multiplications run somewhat slower as well.
 """
 
 from __future__ import annotations
