@@ -16,6 +16,7 @@ from .explicit_var_correction import explicit_var_correction
 from .fold_miscomputed_constants import fold_miscomputed_constants
 from .rewrite_avg_pool_divisor_override import rewrite_avg_pool_divisor_override
 from .rewrite_embedding_bag_last_offset import rewrite_embedding_bag_last_offset
+from .rewrite_interleaved_rope import rewrite_interleaved_rope
 from .wrap_negative_indices import wrap_negative_indices
 
 PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
@@ -28,6 +29,7 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     explicit_var_correction,
     wrap_negative_indices,
     expand_lone_dequantize,
+    rewrite_interleaved_rope,
 ]
 
 
