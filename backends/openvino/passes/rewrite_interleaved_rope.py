@@ -5,10 +5,9 @@ Meta's Llama code, and the Llama in ExecuTorch's examples, rotate each pair
 view the head as [..., D/2, 2], take the two halves of each pair, multiply and add,
 and stack the halves back. Exported, that is about 15 ops per rotated tensor, most
 of them reshapes. In a program of dynamic shape OpenVINO's CPU plugin re-infers
-every op's shape on every call, so those reshapes cost as much as the arithmetic:
-in the wheel's Llama they made dynamic-shape decode about 1.27x slower than static,
-against about 1.09x for its other rotary form (measured with
-``benchmarks/llm_dynamic_vs_static.py``).
+every op's shape on every call, so those reshapes cost as much as the arithmetic. In
+the wheel's Llama (dim 288, 6 layers) dynamic-shape decode took 1.28x the time of
+static; with this rewrite 1.17x, both lowered in one process.
 
 The same values come from
 
@@ -101,6 +100,8 @@ def _match(node: torch.fx.Node) -> Optional[_Rotation]:
     if cos_and_sin is None:
         return None
     head = pairs.args[0]
+    if getattr(head.meta.get("val"), "fake_mode", None) is None:
+        return None  # the new nodes' metadata is computed in the program's fake mode
     head_shape, pairs_shape = _shape(head), _shape(pairs)
     if head_shape is None or pairs_shape is None or len(head_shape) != rank - 1:
         return None
