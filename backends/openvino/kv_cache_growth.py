@@ -104,6 +104,7 @@ def grow_kv_caches(model: ov.Model) -> ov.Model:
         ),
         ov.Type.i32,
     )
+    _label_dynamic_sizes(model)
     masked: Set[int] = set()
     for write in writes:
         _append(model, write, beam)
@@ -292,8 +293,7 @@ def _append(model: ov.Model, write: _CacheWrite, beam: ov.Node) -> None:
     variable = Variable(info)
     empty = ov.Tensor(element_type, ov.Shape([0 if i == write.axis else size for i, size in enumerate(shape)]))
     past = ov.op.read_value(ov.op.Constant(empty), variable)
-    new_values = ov_ops.transpose(write.new_values, ov_ops.constant(np.array(write.to_cache_layout, np.int64)))
-    cache = ov_ops.concat([ov_ops.gather(past, beam, 0), new_values], write.axis)
+    cache = ov_ops.concat([ov_ops.gather(past, beam, 0), _values_in_cache_layout(write, element_type)], write.axis)
     written = write.assign.input_value(0)
     for target in list(written.get_target_inputs()):
         if target.get_node() is not write.assign:
@@ -304,6 +304,64 @@ def _append(model: ov.Model, write: _CacheWrite, beam: ov.Node) -> None:
     model.add_sinks([append])
     # What still reads the old cache reads only its shape: its initial value has it.
     write.read.output(0).replace(write.read.input_value(0))
+
+
+def _values_in_cache_layout(write: _CacheWrite, element_type: ov.Type) -> ov.Output:
+    """This call's keys or values, in the cache's layout and type.
+
+    The frontend's index_put moves them to positions-first, broadcasts them to the count
+    of positions and converts them to the cache's type. Where the broadcast provably
+    changes nothing (each size equal, a dynamic one by its shape symbol: the positions
+    are counted from the tokens, and so are the values), the model's own tensor from
+    before the move is taken: three or four nodes fewer per cache, and in a program of
+    dynamic shape OpenVINO spends time on each node on every call.
+    """
+    moved_back = ov_ops.transpose(write.new_values, ov_ops.constant(np.array(write.to_cache_layout, np.int64)))
+    broadcast = write.new_values.get_node()
+    while broadcast.get_type_name() in ("Convert", "ConvertLike"):
+        broadcast = broadcast.input_value(0).get_node()
+    if broadcast.get_type_name() != "Broadcast" or not _same_shape(
+        broadcast.input_value(0).get_partial_shape(), broadcast.get_output_partial_shape(0)
+    ):
+        return moved_back.output(0)
+    moved = broadcast.input_value(0).get_node()
+    order = _order(moved) if moved.get_type_name() == "Transpose" else None
+    if order is None or [order[i] for i in write.to_cache_layout] != list(range(len(order))):
+        return moved_back.output(0)
+    values = moved.input_value(0)
+    return values if values.get_element_type() == element_type else ov_ops.convert(values, element_type).output(0)
+
+
+def _same_shape(left: ov.PartialShape, right: ov.PartialShape) -> bool:
+    """Whether two shapes are known equal: static sizes by value, dynamic ones by symbol."""
+    if left.rank.is_dynamic or right.rank.is_dynamic or left.rank.get_length() != right.rank.get_length():
+        return False
+    for a, b in zip(left, right):
+        if a.is_static and b.is_static:
+            if a.get_length() != b.get_length():
+                return False
+        elif not (a.has_symbol() and b.has_symbol() and a.get_symbol() == b.get_symbol()):
+            return False
+    return True
+
+
+def _label_dynamic_sizes(model: ov.Model) -> None:
+    """Gives each dynamic size of each input a shape symbol, which OpenVINO's shape
+    inference carries through the model (a no-op where this OpenVINO has no symbols)."""
+    symbol_type = getattr(ov, "Symbol", None)
+    if symbol_type is None:
+        return
+    for parameter in model.get_parameters():
+        shape = parameter.get_partial_shape()
+        if shape.rank.is_dynamic or shape.is_static:
+            continue
+        for index in range(shape.rank.get_length()):
+            dimension = shape[index]
+            if dimension.is_dynamic and not dimension.has_symbol():
+                dimension.set_symbol(symbol_type())
+                shape[index] = dimension
+        parameter.set_partial_shape(shape)
+    model.validate_nodes_and_infer_types()
 
 
 def _cut_mask(attention: ov.Node, positions: ov.Node, count: ov.Output) -> None:

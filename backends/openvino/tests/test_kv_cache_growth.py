@@ -136,6 +136,29 @@ def test_dynamic_length_cache_is_rewritten_to_grow(dynamic_program):
     assert "ScatterNDUpdate" not in {op.get_type_name() for op in model.get_ops()}
 
 
+def ops_before(output, count: int):
+    """The types of the `count` ops that lead to `output` along their first inputs."""
+    types, node = [], output.get_node()
+    while len(types) < count and node.get_input_size() > 0:
+        types.append(node.get_type_name())
+        node = node.input_value(0).get_node()
+    return types
+
+
+def test_dynamic_length_cache_appends_keys_and_values_without_the_index_put_broadcast(dynamic_program):
+    # The frontend's index_put moves the new keys to positions-first, broadcasts them to
+    # the positions' count and moves them back: a no-op OpenVINO would run on every call.
+    [model] = dynamic_program.openvino_models()
+    appends = [
+        op
+        for op in model.get_ops()
+        if op.get_type_name() == "Concat" and "ReadValue" in ops_before(op.input_value(0), 2)
+    ]
+    assert len(appends) == 4  # keys and values of 2 layers
+    for append in appends:
+        assert "Broadcast" not in ops_before(append.input_value(1), 4)
+
+
 def test_dynamic_length_grown_cache_prefills_and_decodes_like_eager(dynamic_program, dynamic_llama):
     method = dynamic_program.load_method()
     assert_dynamic_like_eager(method, dynamic_llama, [5, 17, 3, 99], [42, 7, 11])
