@@ -307,29 +307,35 @@ def _append(model: ov.Model, write: _CacheWrite, beam: ov.Node) -> None:
 
 
 def _values_in_cache_layout(write: _CacheWrite, element_type: ov.Type) -> ov.Output:
-    """This call's keys or values, in the cache's layout and type.
+    """This call's keys or values, in the cache's layout and type."""
+    own = _values_before_index_put(write)
+    if own is None:
+        return ov_ops.transpose(write.new_values, ov_ops.constant(np.array(write.to_cache_layout, np.int64))).output(0)
+    return own if own.get_element_type() == element_type else ov_ops.convert(own, element_type).output(0)
+
+
+def _values_before_index_put(write: _CacheWrite) -> Optional[ov.Output]:
+    """The model's own keys or values, in the cache's layout, if index_put only moved them.
 
     The frontend's index_put moves them to positions-first, broadcasts them to the count
     of positions and converts them to the cache's type. Where the broadcast provably
     changes nothing (each size equal, a dynamic one by its shape symbol: the positions
-    are counted from the tokens, and so are the values), the model's own tensor from
-    before the move is taken: three or four nodes fewer per cache, and in a program of
-    dynamic shape OpenVINO spends time on each node on every call.
+    are counted from the tokens, and so are the values), the tensor from before the
+    move is taken: three or four nodes fewer per cache, and in a program of dynamic
+    shape OpenVINO spends time on each node on every call.
     """
-    moved_back = ov_ops.transpose(write.new_values, ov_ops.constant(np.array(write.to_cache_layout, np.int64)))
     broadcast = write.new_values.get_node()
     while broadcast.get_type_name() in ("Convert", "ConvertLike"):
         broadcast = broadcast.input_value(0).get_node()
     if broadcast.get_type_name() != "Broadcast" or not _same_shape(
         broadcast.input_value(0).get_partial_shape(), broadcast.get_output_partial_shape(0)
     ):
-        return moved_back.output(0)
+        return None
     moved = broadcast.input_value(0).get_node()
     order = _order(moved) if moved.get_type_name() == "Transpose" else None
     if order is None or [order[i] for i in write.to_cache_layout] != list(range(len(order))):
-        return moved_back.output(0)
-    values = moved.input_value(0)
-    return values if values.get_element_type() == element_type else ov_ops.convert(values, element_type).output(0)
+        return None
+    return moved.input_value(0)
 
 
 def _same_shape(left: ov.PartialShape, right: ov.PartialShape) -> bool:
@@ -340,9 +346,15 @@ def _same_shape(left: ov.PartialShape, right: ov.PartialShape) -> bool:
         if a.is_static and b.is_static:
             if a.get_length() != b.get_length():
                 return False
-        elif not (a.has_symbol() and b.has_symbol() and a.get_symbol() == b.get_symbol()):
+        elif not (_symbol(a) is not None and _symbol(a) == _symbol(b)):
             return False
     return True
+
+
+def _symbol(dimension: ov.Dimension) -> object:
+    """The dimension's shape symbol, or None (also where this OpenVINO has no symbols)."""
+    has_symbol = getattr(dimension, "has_symbol", None)
+    return dimension.get_symbol() if has_symbol is not None and has_symbol() else None
 
 
 def _label_dynamic_sizes(model: ov.Model) -> None:
