@@ -229,8 +229,8 @@ def _counted_from_start(add: ov.Node) -> Optional[_Positions]:
     return _Positions(parameter, counted, dim[0] % counted.get_output_partial_shape(0).rank.get_length())
 
 
-def _skip_converts(node: ov.Node) -> ov.Node:
-    while node.get_type_name() == "Convert":
+def _skip_converts(node: ov.Node, kinds: tuple = ("Convert",)) -> ov.Node:
+    while node.get_type_name() in kinds:
         node = node.input_value(0).get_node()
     return node
 
@@ -324,9 +324,7 @@ def _values_before_index_put(write: _CacheWrite) -> Optional[ov.Output]:
     move is taken: three or four nodes fewer per cache, and in a program of dynamic
     shape OpenVINO spends time on each node on every call.
     """
-    broadcast = write.new_values.get_node()
-    while broadcast.get_type_name() in ("Convert", "ConvertLike"):
-        broadcast = broadcast.input_value(0).get_node()
+    broadcast = _skip_converts(write.new_values.get_node(), ("Convert", "ConvertLike"))
     if broadcast.get_type_name() != "Broadcast" or not _same_shape(
         broadcast.input_value(0).get_partial_shape(), broadcast.get_output_partial_shape(0)
     ):
