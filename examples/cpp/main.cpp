@@ -1,6 +1,6 @@
 // Runs forward of a fully delegated .pte on all-ones float inputs and prints the outputs.
 // It links no kernel library, so every op of the program must run in the OpenVINO delegate.
-#include <executorch/extension/data_loader/file_data_loader.h>
+#include <executorch/extension/data_loader/mmap_data_loader.h>
 #include <executorch/extension/memory_allocator/malloc_memory_allocator.h>
 #include <executorch/runtime/executor/program.h>
 #include <executorch/runtime/platform/runtime.h>
@@ -16,7 +16,9 @@ int main(int argc, char** argv) {
   ET_CHECK_MSG(argc == 2, "usage: run_pte model.pte");
   // The one call into the library: it keeps it linked (see backend.h) and checks registration.
   ET_CHECK_MSG(etov_registration_status() == 0, "the OpenVINO delegate did not register");
-  auto loader = executorch::extension::FileDataLoader::from(argv[1]);
+  // A mapped program lets the delegate give back its weights' pages once OpenVINO
+  // has compiled them; a program read into memory (FileDataLoader) keeps them.
+  auto loader = executorch::extension::MmapDataLoader::from(argv[1]);
   ET_CHECK_MSG(loader.ok(), "cannot read %s", argv[1]);
   Result<Program> program = Program::load(&loader.get());
   ET_CHECK_MSG(program.ok(), "Program::load failed: 0x%x", static_cast<unsigned>(program.error()));

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include <executorch/extension/data_loader/file_data_loader.h>
+#include <executorch/extension/data_loader/mmap_data_loader.h>
 #include <executorch/runtime/backend/backend_options_map.h>
 #include <executorch/runtime/backend/options.h>
 #include <executorch/runtime/core/evalue.h>
@@ -338,8 +338,10 @@ executorch::runtime::BackendOptions<2> load_options(const Options& options) {
 }
 
 int run(const Options& options) {
-  Result<executorch::extension::FileDataLoader> loader =
-      executorch::extension::FileDataLoader::from(options.program.c_str());
+  // Mapped, as the Python runtime loads a path: the delegate then gives back the
+  // pages of weights that OpenVINO has repacked (runtime/resident_pages.h).
+  Result<executorch::extension::MmapDataLoader> loader =
+      executorch::extension::MmapDataLoader::from(options.program.c_str());
   if (!loader.ok()) {
     std::fprintf(stderr, "cannot read %s\n", options.program.c_str());
     return kUsage;

@@ -24,6 +24,7 @@
 #include "ir_cache.h"
 #include "kv_cache.h"
 #include "options.h"
+#include "resident_pages.h"
 #include "tensor_binding.h"
 
 namespace executorch_openvino {
@@ -50,9 +51,9 @@ ov::Core& shared_core() {
 
 /// What one loaded delegate owns; the DelegateHandle points at it.
 struct Delegate {
-  // OpenVINO's constants may keep pointing into the IR weights for as long as the
-  // compiled model lives, so the blob stays alive with it. Declared first, so
-  // that it is freed last.
+  // A model compiled from memory keeps pointing into the IR weights for as long
+  // as it lives, so the blob stays alive with it. Declared first, so that it is
+  // freed last.
   std::optional<FreeableBuffer> blob;
   ov::CompiledModel compiled;
   ov::InferRequest request;
@@ -68,10 +69,16 @@ ov::CompiledModel compile_from_memory(ov::Core& core, const VerifiedIr& ir, cons
   return core.compile_model(std::string(blob.ir_xml), weights, options.device, compile_config(options));
 }
 
+/// A compiled model and whether its constants may point into the blob.
+struct CompiledBlob {
+  ov::CompiledModel model;
+  bool borrows_blob = true;
+};
+
 // Compiles the blob's IR: through the model cache (ir_cache.h) when there is a
 // cache directory and the program names its IR by a digest, else, or when the
 // cache gave no model, from memory. Throws what OpenVINO throws.
-Result<ov::CompiledModel> compile_blob(const BlobView& blob, const CompileSettings& options) {
+Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& options) {
   ov::Core& core = shared_core();
   CompileSettings settings = options;
   std::optional<VerifiedIr> verified;
@@ -82,7 +89,8 @@ Result<ov::CompiledModel> compile_blob(const BlobView& blob, const CompileSettin
     }
     switch (load->outcome) {
       case CacheLoad::Outcome::kCompiled:
-        return std::move(load->compiled);
+        // From OpenVINO's cache or the IR files, which OpenVINO maps itself.
+        return CompiledBlob{std::move(load->compiled), false};
       case CacheLoad::Outcome::kNotCompiled:
         break;
       case CacheLoad::Outcome::kCacheUnusable:
@@ -102,7 +110,26 @@ Result<ov::CompiledModel> compile_blob(const BlobView& blob, const CompileSettin
     }
     verified = std::move(*ir);
   }
-  return compile_from_memory(core, *verified, settings);
+  return CompiledBlob{compile_from_memory(core, *verified, settings), true};
+}
+
+// Keeps the blob for a model that points into it, and lets go of what is not
+// read again (resident_pages.h): the whole blob and the mapped cache files' pages
+// when the model came from the cache folder, or the pages a mapped program file
+// can give back.
+void keep_what_the_model_reads(Delegate& delegate, FreeableBuffer& processed, const BlobView& blob, bool borrows_blob,
+                               const std::string& cache_dir) {
+  if (!borrows_blob) {
+    processed.Free();
+    const size_t released = release_pages_of_files_in(cache_dir);
+    ET_LOG(Debug, "OpenVINO delegate: freed the blob; gave back %zu mapped cache files", released);
+    return;
+  }
+  const PageRelease released = release_file_backed_pages(blob.ir_weights, blob.ir_weights_size);
+  ET_LOG(Debug, "OpenVINO delegate: the IR weights' pages %s",
+         released == PageRelease::kReleased ? "were given back to the mapped program file"
+                                            : "stay resident (not a read-only file mapping)");
+  delegate.blob.emplace(std::move(processed));
 }
 
 Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, const CompileSettings& options) {
@@ -112,12 +139,14 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, co
     return blob.error();
   }
   auto delegate = std::make_unique<Delegate>();
+  bool borrows_blob = true;
   try {
-    Result<ov::CompiledModel> compiled = compile_blob(*blob, options);
+    Result<CompiledBlob> compiled = compile_blob(*blob, options);
     if (!compiled.ok()) {
       return compiled.error();
     }
-    delegate->compiled = std::move(*compiled);
+    delegate->compiled = std::move(compiled->model);
+    borrows_blob = compiled->borrows_blob;
     // A port without an element type can never be bound (and creating a request
     // for it leaks inside the CPU plugin): only a damaged blob has one.
     for (const auto& port : delegate->compiled.inputs()) {
@@ -152,7 +181,7 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, co
     ET_LOG(Error, "OpenVINO delegate: compiling for device %s failed: %s", options.device.c_str(), e.what());
     return Error::DelegateInvalidCompatibility;
   }
-  delegate->blob.emplace(std::move(processed));
+  keep_what_the_model_reads(*delegate, processed, *blob, borrows_blob, options.cache_dir);
   return delegate;
 }
 

@@ -1,0 +1,48 @@
+/*
+ * Giving back the resident pages of IR weights that a compiled model has
+ * finished reading.
+ *
+ * OpenVINO's CPU plugin repacks the weights of most matrix multiplications into
+ * its own memory while it compiles, yet its compiled model keeps the original
+ * constants referenced (and may read them again, for example when a dynamic
+ * shape needs another kernel). So the blob must stay alive, and after a compile
+ * every page of it is resident: the weights count twice.
+ *
+ * When the program was loaded by mapping its file (ExecuTorch's MmapDataLoader,
+ * the Python runtime's load_program(path), Module's Mmap load modes), the blob's
+ * pages are a read-only view of the file. Dropping them from this process is
+ * then lossless: a later read faults the same bytes back in from the page cache
+ * or the file. Only pages read again come back (the embedding rows a generation
+ * touches), so the resident set keeps the repacked weights and not the
+ * originals. Memory that is not such a view (a program read into the heap,
+ * writable or anonymous mappings) is left alone, since dropping it would lose
+ * data.
+ *
+ * A model compiled through the model cache points into files OpenVINO maps from
+ * the cache folder (the IR's weights, or its compiled model) rather than into the
+ * blob; the same holds for the pages of those read-only mappings.
+ */
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace executorch_openvino {
+
+/// What release_file_backed_pages did.
+enum class PageRelease {
+  kReleased,       // the whole pages inside the range are no longer resident
+  kNotFileBacked,  // heap, anonymous or writable memory: nothing dropped
+  kNotSupported,   // not Linux, or the kernel refused
+};
+
+/// Drops this process's resident pages of [data, data + size) when the range
+/// lies in read-only mappings of a file, unlocking them first (the range must
+/// be the caller's to free); partial pages at either end stay.
+PageRelease release_file_backed_pages(const void* data, size_t size) noexcept;
+
+/// Drops this process's resident pages of read-only mappings of files in
+/// `folder`, leaving locked pages; returns how many mappings were dropped.
+size_t release_pages_of_files_in(const std::string& folder) noexcept;
+
+}  // namespace executorch_openvino

@@ -1,0 +1,78 @@
+"""What stays resident once a program is loaded: OpenVINO repacks most weights into
+its own memory while it compiles, so the program's copy of the IR weights must not
+stay in memory as well, where it can be given back without losing data."""
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from executorch_openvino import openvino_compile_specs
+from harness import assert_close, eager, lower, run
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="reads the resident set from Linux's /proc/self/smaps"
+)
+
+VOCABULARY = 4096
+WIDTH = 256
+
+
+class EmbedAndProject(torch.nn.Module):
+    """4 MiB of embedding table, which OpenVINO reads in place at every call, and a
+    projection, which it repacks."""
+
+    def __init__(self):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(VOCABULARY, WIDTH)
+        self.projection = torch.nn.Linear(WIDTH, WIDTH)
+
+    def forward(self, tokens):
+        return self.projection(self.embedding(tokens))
+
+
+def _token_sets():
+    return [(torch.tensor([[3, 4000, 17, 512]]),), (torch.tensor([[9, 1, 2048, 4095]]),)]
+
+
+def _resident_bytes_of(path: Path) -> int:
+    """Bytes this process has resident through its mappings of the file `path`, or
+    of the files in the folder `path`."""
+    path = path.resolve()
+    resident, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and ":" not in fields[0]:
+            inside = fields[-1] == str(path) or fields[-1].startswith(f"{path}/")
+        elif inside and fields[0] == "Rss:":
+            resident += int(fields[1]) * 1024
+    return resident
+
+
+def _resident_after_loading_then_runs_like_eager(model: torch.nn.Module, lowered, *files: Path) -> int:
+    """Loads `lowered` from its file, measures what stays resident of it and of
+    `files`, then checks that calls, which read some pages back, still give eager's
+    results."""
+    method = lowered.load_method()
+    resident = sum(_resident_bytes_of(path) for path in (lowered.path, *files))
+    for tokens in _token_sets():
+        assert_close(run(method, tokens), eager(model, tokens))
+    return resident
+
+
+def test_a_program_mapped_from_its_file_gives_back_the_weights_pages_after_compiling(tmp_path):
+    model = EmbedAndProject().eval()
+    lowered = lower(model, _token_sets()[0], tmp_path)
+    size = lowered.path.stat().st_size
+    resident = _resident_after_loading_then_runs_like_eager(model, lowered)
+    assert resident < size // 8, f"{resident} of the program's {size} bytes stay resident after loading"
+
+
+def test_a_program_compiled_through_the_model_cache_keeps_neither_its_blob_nor_the_cache_files(tmp_path):
+    model = EmbedAndProject().eval()
+    cache = tmp_path / "cache"
+    lowered = lower(model, _token_sets()[0], tmp_path, compile_specs=openvino_compile_specs(cache_dir=str(cache)))
+    size = lowered.path.stat().st_size
+    for load in ("writes the cache", "reads the cache"):
+        resident = _resident_after_loading_then_runs_like_eager(model, lowered, cache)
+        assert resident < size // 8, f"a load that {load}: {resident} of the program's {size} bytes stay resident"
