@@ -9,8 +9,9 @@ The model is the Llama of ExecuTorch's examples with random weights (dim 288,
 - decode: static exports (one token per call, the fastest decode of each engine),
   the cache filled to about 60% of the context, then `--tokens` greedy steps;
 - prefill: dynamic-shape exports, `--prompt` tokens in one call, from position 0;
-- resident memory: a fresh process per engine loads its program and decodes a few
-  steps; the growth of its resident set over the weights' size.
+- resident memory: a fresh process per engine loads its program from its path and
+  decodes a few steps; the growth of its resident set over the weights' size (ours
+  also with a model cache, written by a first load and read by a second).
 Targets: decode <= 0.9x XNNPACK custom ops and <= 1.05x OpenVINO alone.
 """
 
@@ -145,19 +146,28 @@ def prefill_ms(engine: Callable, prompt: torch.Tensor) -> float:
     return 1e3 * (time.perf_counter() - begin)
 
 
-def resident_growth_mb(pte: Path, steps: int = 4) -> float:
-    """Resident-set growth (MB) of a fresh process that loads `pte` and decodes a few steps."""
+def resident_growth_mb(pte: Path, steps: int = 4, cache_dir: str = "") -> float:
+    """Resident-set growth (MB) of a fresh process that loads `pte` from its path
+    (mapped, as ExecuTorch's Python runtime loads a path) and decodes a few steps;
+    with `cache_dir`, through our delegate's model cache."""
     code = (
         "import os, resource, torch; os.environ.setdefault('OMP_WAIT_POLICY','PASSIVE');"
         "import executorch_openvino; from executorch.runtime import Runtime;"
         "import executorch.extension.llm.custom_ops.custom_ops;"
         "rss=lambda: int(open('/proc/self/statm').read().split()[1])*os.sysconf('SC_PAGE_SIZE')/1e6;"
+        "cache=%r; cache and executorch_openvino.set_load_options(cache_dir=cache);"
         "before=rss(); m=Runtime.get().load_program(%r).load_method('forward');"
         "[m.execute([torch.tensor([[1]]), torch.tensor([p])]) for p in range(%d)];"
-        "print(rss()-before)" % (str(pte), steps)
+        "print(rss()-before)" % (cache_dir, str(pte), steps)
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
+
+
+def resident_growth_with_cache(pte: Path, weights_mb: float, cache: Path) -> List[List[object]]:
+    """Our delegate's resident growth over the weights when it loads through a
+    model cache: the first load writes the cache, the second reads it."""
+    return [[load, resident_growth_mb(pte, cache_dir=str(cache)) / weights_mb] for load in ("first load", "cached")]
 
 
 def main() -> None:
@@ -177,6 +187,7 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="llm_engines_"))
     env = environment()
     results: List[List[object]] = []
+    loads: List[List[object]] = []
     for context in options.contexts:
         static_model = llama(context, options.layers, options.dim, dynamic=False)
         dynamic_model = llama(context, options.layers, options.dim, dynamic=True)
@@ -218,6 +229,10 @@ def main() -> None:
                 decode[name].append(decode_ms(engines["decode"][name], start, options.tokens))
                 prefill[name].append(prefill_ms(engines["prefill"][name], prompt))
         memory = {} if options.no_memory else {name: resident_growth_mb(path) for name, path in ptes.items()}
+        if not options.no_memory:
+            ours_pte = ptes[f"ours {options.precisions[0]}"]
+            cache = folder / f"cache_{context}"
+            loads.extend([context, *row] for row in resident_growth_with_cache(ours_pte, weights_mb, cache))
         ours = statistics.median(decode[f"ours {options.precisions[0]}"])
         for name in decode:
             median = statistics.median(decode[name])
@@ -248,6 +263,10 @@ def main() -> None:
         ],
         results,
     )
+
+    if loads:
+        print(f"\nours {options.precisions[0]} (decode export) with a cache_dir: resident growth over the weights")
+        print_table(["context", "load", "RSS growth / weights"], loads)
 
 
 if __name__ == "__main__":
