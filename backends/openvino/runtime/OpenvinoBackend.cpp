@@ -122,13 +122,14 @@ void keep_what_the_model_reads(Delegate& delegate, FreeableBuffer& processed, co
   if (!borrows_blob) {
     processed.Free();
     const size_t released = release_pages_of_files_in(cache_dir);
-    ET_LOG(Debug, "OpenVINO delegate: freed the blob; gave back %zu mapped cache files", released);
+    ET_LOG(Debug, "OpenVINO delegate: freed the blob; dropped the pages of %zu mappings of cache files", released);
     return;
   }
   const PageRelease released = release_file_backed_pages(blob.ir_weights, blob.ir_weights_size);
   ET_LOG(Debug, "OpenVINO delegate: the IR weights' pages %s",
-         released == PageRelease::kReleased ? "were given back to the mapped program file"
-                                            : "stay resident (not a read-only file mapping)");
+         released == PageRelease::kReleased        ? "were given back to the mapped program file"
+         : released == PageRelease::kNotFileBacked ? "stay resident (not a read-only view of a file)"
+                                                   : "stay resident (the system refused to drop them)");
   delegate.blob.emplace(std::move(processed));
 }
 
