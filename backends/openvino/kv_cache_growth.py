@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import List, Optional, Set, Tuple
+from typing import List, Optional, Set
 
 import numpy as np
 
@@ -42,10 +42,6 @@ GROWN_CACHE_SUFFIX = ".grown"
 # Ops between a cache and attention that repeat grouped KV heads or change layout.
 _HEAD_REPEAT_OPS = frozenset({"Unsqueeze", "Broadcast", "Reshape", "Multiply", "Convert"})
 
-#: [B, H, L, D] <-> [B, L, H, D]: attention's heads-first layout and the
-#: positions-second one a model computes its queries, keys and values in.
-_SWAP_HEADS_AND_POSITIONS = [0, 2, 1, 3]
-
 
 @dataclass
 class _CacheWrite:
@@ -57,23 +53,6 @@ class _CacheWrite:
     length: int  # positions the cache holds
     positions: "_Positions"
     attention: List[ov.Node]
-
-
-@dataclass
-class _Reader:
-    """An attention input that reads a cache, repeating each cached head `repeat` times."""
-
-    attention_input: ov.Input
-    repeat: int
-
-
-@dataclass
-class _PositionsSecond:
-    """How a cache is held as [B, L, H, D]: this call's keys or values as the model
-    computed them, [B, S, H, D], and the attention inputs that read the cache."""
-
-    values: ov.Output
-    readers: List[_Reader]
 
 
 @dataclass
@@ -126,12 +105,9 @@ def grow_kv_caches(model: ov.Model) -> ov.Model:
         ov.Type.i32,
     )
     _label_dynamic_sizes(model)
-    layouts = [_positions_second(write) for write in writes]
-    if any(layout is None for layout in layouts):
-        layouts = [None] * len(writes)  # the fused attention moves queries, keys and values alike, or none
     masked: Set[int] = set()
-    for write, layout in zip(writes, layouts):
-        _append(model, write, beam, layout)
+    for write in writes:
+        _append(model, write, beam)
         for attention in write.attention:
             if id(attention) not in masked:
                 _cut_mask(attention, positions, count)
@@ -306,31 +282,22 @@ def _attention_reading(output: ov.Output, exclude: ov.Node) -> Optional[List[ov.
     return found or None
 
 
-def _append(model: ov.Model, write: _CacheWrite, beam: ov.Node, layout: Optional[_PositionsSecond]) -> None:
-    """Puts the growing cache in place of the written one: in the written cache's
-    layout, or with `layout`, positions-second."""
+def _append(model: ov.Model, write: _CacheWrite, beam: ov.Node) -> None:
+    """Puts the growing cache in place of the written one."""
     shape = [dimension.get_length() for dimension in write.read.get_output_partial_shape(0)]
     element_type = write.read.get_output_element_type(0)
-    axis = write.axis
-    if layout is not None:
-        shape, axis = [shape[i] for i in _SWAP_HEADS_AND_POSITIONS], 1
     info = VariableInfo()
-    info.data_shape = ov.PartialShape([ov.Dimension() if i == axis else size for i, size in enumerate(shape)])
+    info.data_shape = ov.PartialShape([ov.Dimension() if i == write.axis else size for i, size in enumerate(shape)])
     info.data_type = element_type
     info.variable_id = write.read.get_variable_id() + GROWN_CACHE_SUFFIX
     variable = Variable(info)
-    empty = ov.Tensor(element_type, ov.Shape([0 if i == axis else size for i, size in enumerate(shape)]))
+    empty = ov.Tensor(element_type, ov.Shape([0 if i == write.axis else size for i, size in enumerate(shape)]))
     past = ov.op.read_value(ov.op.Constant(empty), variable)
-    values = _values_in_cache_layout(write, element_type) if layout is None else _typed(layout.values, element_type)
-    cache = ov_ops.concat([ov_ops.gather(past, beam, 0), values], axis)
-    if layout is None:
-        written = write.assign.input_value(0)
-        for target in list(written.get_target_inputs()):
-            if target.get_node() is not write.assign:
-                target.replace_source_output(cache.output(0))
-    else:
-        for reader in layout.readers:
-            reader.attention_input.replace_source_output(_heads_first(cache.output(0), reader.repeat))
+    cache = ov_ops.concat([ov_ops.gather(past, beam, 0), _values_in_cache_layout(write, element_type)], write.axis)
+    written = write.assign.input_value(0)
+    for target in list(written.get_target_inputs()):
+        if target.get_node() is not write.assign:
+            target.replace_source_output(cache.output(0))
     append = ov.op.assign(past, variable)
     append.input(0).replace_source_output(cache.output(0))
     model.remove_sink(write.assign)
@@ -339,102 +306,12 @@ def _append(model: ov.Model, write: _CacheWrite, beam: ov.Node, layout: Optional
     write.read.output(0).replace(write.read.input_value(0))
 
 
-def _positions_second(write: _CacheWrite) -> Optional[_PositionsSecond]:
-    """Whether the cache can be held as [B, L, H, D], and how.
-
-    The model moves heads first ([B, S, H, D] -> [B, H, S, D]) for its queries, keys
-    and values before attention. A cache held heads-first makes those three moves
-    real nodes, which a dynamic-shape program runs at every call. Held
-    positions-second, it is read through the same move as the queries, and the CPU
-    plugin's fused attention takes the moves as its own order of axes (its
-    permute_axes). That needs the model's own values to be such a move (see
-    _values_before_index_put), every reader to be attention whose queries come
-    through the same move, and grouped heads repeated only as Unsqueeze ->
-    Broadcast -> Reshape, which is rebuilt positions-second.
-    """
-    if write.axis != 2 or len(write.to_cache_layout) != 4:
-        return None
-    own = _values_before_index_put(write)
-    moved = own.get_node() if own is not None else None
-    if moved is None or moved.get_type_name() != "Transpose" or _order(moved) != _SWAP_HEADS_AND_POSITIONS:
-        return None
-    heads = write.read.get_output_partial_shape(0)[1].get_length()
-    readers: List[_Reader] = []
-    for target in write.assign.input_value(0).get_target_inputs():
-        if target.get_node() is write.assign:
-            continue
-        reader = _attention_reader(target, heads)
-        if reader is None:
-            return None
-        readers.append(reader)
-    return _PositionsSecond(moved.input_value(0), readers) if readers else None
-
-
-def _attention_reader(target: ov.Input, heads: int) -> Optional[_Reader]:
-    """`target` as attention's keys or values, directly or through a repeat of heads."""
-    node, repeat = target.get_node(), 1
-    if node.get_type_name() == "Unsqueeze":
-        repeated = _head_repeat(node, heads)
-        if repeated is None:
-            return None
-        target, repeat = repeated
-        node = target.get_node()
-    if node.get_type_name() != "ScaledDotProductAttention" or target.get_index() not in (1, 2):
-        return None
-    queries = node.input_value(0).get_node()
-    if queries.get_type_name() != "Transpose" or _order(queries) != _SWAP_HEADS_AND_POSITIONS:
-        return None
-    return _Reader(target, repeat)
-
-
-def _head_repeat(unsqueeze: ov.Node, heads: int) -> Optional[Tuple[ov.Input, int]]:
-    """Unsqueeze(axis 2) -> Broadcast -> Reshape to [B, heads * repeat, L, D]: the
-    input the reshape feeds, and `repeat`."""
-    if _constant_values(unsqueeze.input_value(1)) != [2]:
-        return None
-    broadcast = _only_reader(unsqueeze)
-    reshape = _only_reader(broadcast) if broadcast is not None and broadcast.get_type_name() == "Broadcast" else None
-    if reshape is None or reshape.get_type_name() != "Reshape":
-        return None
-    shape = reshape.get_output_partial_shape(0)
-    if shape.rank.is_dynamic or shape.rank.get_length() != 4 or not shape[1].is_static:
-        return None
-    if shape[1].get_length() % heads:
-        return None
-    targets = list(reshape.output(0).get_target_inputs())
-    return (targets[0], shape[1].get_length() // heads) if len(targets) == 1 else None
-
-
-def _only_reader(node: ov.Node) -> Optional[ov.Node]:
-    targets = list(node.output(0).get_target_inputs())
-    return targets[0].get_node() if len(targets) == 1 else None
-
-
-def _heads_first(cache: ov.Output, repeat: int) -> ov.Output:
-    """A positions-second cache [B, L, H, D] as attention reads it: each head repeated
-    `repeat` times (in the form the CPU plugin's fusion recognises), then heads first."""
-    if repeat > 1:
-        heads, width = (cache.get_partial_shape()[i].get_length() for i in (2, 3))
-        unsqueezed = ov_ops.unsqueeze(cache, ov_ops.constant(np.array([3], np.int64)))
-        repeated = ov_ops.broadcast(
-            unsqueezed, ov_ops.constant(np.array([1, 1, 1, repeat, 1], np.int64)), broadcast_spec="BIDIRECTIONAL"
-        )
-        cache = ov_ops.reshape(
-            repeated, ov_ops.constant(np.array([0, 0, heads * repeat, width], np.int64)), special_zero=True
-        ).output(0)
-    return ov_ops.transpose(cache, ov_ops.constant(np.array(_SWAP_HEADS_AND_POSITIONS, np.int64))).output(0)
-
-
-def _typed(values: ov.Output, element_type: ov.Type) -> ov.Output:
-    return values if values.get_element_type() == element_type else ov_ops.convert(values, element_type).output(0)
-
-
 def _values_in_cache_layout(write: _CacheWrite, element_type: ov.Type) -> ov.Output:
     """This call's keys or values, in the cache's layout and type."""
     own = _values_before_index_put(write)
     if own is None:
         return ov_ops.transpose(write.new_values, ov_ops.constant(np.array(write.to_cache_layout, np.int64))).output(0)
-    return _typed(own, element_type)
+    return own if own.get_element_type() == element_type else ov_ops.convert(own, element_type).output(0)
 
 
 def _values_before_index_put(write: _CacheWrite) -> Optional[ov.Output]:

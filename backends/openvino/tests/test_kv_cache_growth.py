@@ -159,26 +159,6 @@ def test_dynamic_length_cache_appends_keys_and_values_without_the_index_put_broa
         assert "Broadcast" not in ops_before(append.input_value(1), 4)
 
 
-def test_dynamic_length_attention_runs_without_moving_queries_keys_or_values(dynamic_program):
-    # The model moves heads first before attention. With the cache held as the model
-    # computes keys and values, positions second, OpenVINO's fused attention takes the
-    # three moves as its order of axes, and a dynamic-shape program runs none of them.
-    import openvino as ov
-
-    [model] = dynamic_program.openvino_models()
-    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    runtime_ops = compiled.get_runtime_model().get_ops()
-    attention = [op for op in runtime_ops if layer_type(op) == "ScaledDotProductAttention"]
-    assert len(attention) == 2  # one per layer, fused with its cache
-    for op in attention:
-        inputs = [layer_type(op.input_value(i).get_node()) for i in range(op.get_input_size())]
-        assert "Transpose" not in inputs, inputs
-
-
-def layer_type(runtime_op) -> str:
-    return runtime_op.get_rt_info()["layerType"].astype(str)
-
-
 def test_dynamic_length_grown_cache_prefills_and_decodes_like_eager(dynamic_program, dynamic_llama):
     method = dynamic_program.load_method()
     assert_dynamic_like_eager(method, dynamic_llama, [5, 17, 3, 99], [42, 7, 11])
