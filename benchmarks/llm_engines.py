@@ -151,7 +151,7 @@ def resident_growth_mb(pte: Path, steps: int = 4, cache_dir: str = "") -> float:
     (mapped, as ExecuTorch's Python runtime loads a path) and decodes a few steps;
     with `cache_dir`, through our delegate's model cache."""
     code = (
-        "import os, resource, torch; os.environ.setdefault('OMP_WAIT_POLICY','PASSIVE');"
+        "import os, torch; os.environ.setdefault('OMP_WAIT_POLICY','PASSIVE');"
         "import executorch_openvino; from executorch.runtime import Runtime;"
         "import executorch.extension.llm.custom_ops.custom_ops;"
         "rss=lambda: int(open('/proc/self/statm').read().split()[1])*os.sysconf('SC_PAGE_SIZE')/1e6;"
@@ -228,8 +228,9 @@ def main() -> None:
             for name in names:
                 decode[name].append(decode_ms(engines["decode"][name], start, options.tokens))
                 prefill[name].append(prefill_ms(engines["prefill"][name], prompt))
-        memory = {} if options.no_memory else {name: resident_growth_mb(path) for name, path in ptes.items()}
+        memory: Dict[str, float] = {}
         if not options.no_memory:
+            memory = {name: resident_growth_mb(path) for name, path in ptes.items()}
             ours_pte = ptes[f"ours {options.precisions[0]}"]
             cache = folder / f"cache_{context}"
             loads.extend([context, *row] for row in resident_growth_with_cache(ours_pte, weights_mb, cache))
