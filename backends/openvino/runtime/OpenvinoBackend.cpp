@@ -123,14 +123,18 @@ void keep_what_the_model_reads(Delegate& delegate, FreeableBuffer& processed, co
     processed.Free();
     const size_t released = release_pages_of_files_in(cache_dir);
     ET_LOG(Debug, "OpenVINO delegate: freed the blob; dropped the pages of %zu mappings of cache files", released);
-    return;
+  } else {
+    const PageRelease released = release_file_backed_pages(blob.ir_weights, blob.ir_weights_size);
+    ET_LOG(Debug, "OpenVINO delegate: the IR weights' pages %s",
+           released == PageRelease::kReleased        ? "were given back to the mapped program file"
+           : released == PageRelease::kNotFileBacked ? "stay resident (not a read-only view of a file)"
+                                                     : "stay resident (the system refused to drop them)");
+    delegate.blob.emplace(std::move(processed));
   }
-  const PageRelease released = release_file_backed_pages(blob.ir_weights, blob.ir_weights_size);
-  ET_LOG(Debug, "OpenVINO delegate: the IR weights' pages %s",
-         released == PageRelease::kReleased        ? "were given back to the mapped program file"
-         : released == PageRelease::kNotFileBacked ? "stay resident (not a read-only view of a file)"
-                                                   : "stay resident (the system refused to drop them)");
-  delegate.blob.emplace(std::move(processed));
+  // What compiling built and freed would otherwise stay resident for allocations
+  // that a loaded model rarely makes.
+  const bool trimmed = release_free_heap_pages();
+  ET_LOG(Debug, "OpenVINO delegate: %s", trimmed ? "gave back free heap pages" : "no free heap pages to give back");
 }
 
 Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, const CompileSettings& options) {

@@ -10,6 +10,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace executorch_openvino {
 
@@ -128,5 +131,13 @@ size_t release_pages_of_files_in(const std::string&) noexcept {
 }
 
 #endif
+
+bool release_free_heap_pages() noexcept {
+#ifdef __GLIBC__
+  return malloc_trim(0) == 1;
+#else
+  return false;
+#endif
+}
 
 }  // namespace executorch_openvino

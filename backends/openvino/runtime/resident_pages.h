@@ -21,6 +21,10 @@
  * A model compiled through the model cache points into files OpenVINO maps from
  * the cache folder (the IR's weights, or its compiled model) rather than into the
  * blob; the same holds for the pages of those read-only mappings.
+ *
+ * Compiling also frees what it built on the way (transformed graphs, constants
+ * folded and then repacked); glibc's malloc keeps those pages resident for later
+ * allocations unless asked to give them back.
  */
 #pragma once
 
@@ -44,5 +48,10 @@ PageRelease release_file_backed_pages(const void* data, size_t size) noexcept;
 /// Drops this process's resident pages of read-only mappings of files in
 /// `folder`, leaving locked pages; returns how many mappings were dropped.
 size_t release_pages_of_files_in(const std::string& folder) noexcept;
+
+/// Gives the system the pages of heap memory that are allocated to nothing
+/// (glibc's malloc_trim); returns whether any were given back. Elsewhere does
+/// nothing.
+bool release_free_heap_pages() noexcept;
 
 }  // namespace executorch_openvino

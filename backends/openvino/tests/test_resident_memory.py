@@ -2,7 +2,10 @@
 its own memory while it compiles, so the program's copy of the IR weights must not
 stay in memory as well, where it can be given back without losing data."""
 
+import platform
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -76,3 +79,30 @@ def test_a_program_compiled_through_the_model_cache_keeps_neither_its_blob_nor_t
     for load in ("writes the cache", "reads the cache"):
         resident = _resident_after_loading_then_runs_like_eager(model, lowered, cache)
         assert resident < size // 8, f"a load that {load}: {resident} of the program's {size} bytes stay resident"
+
+
+# Run in a fresh process: the first compile in a process is the one that frees most
+# (OpenVINO initializes its CPU plugin then), and the test's own heap stays out.
+_LOAD_THEN_TRIM = textwrap.dedent(
+    """
+    import ctypes, sys
+    import executorch_openvino
+    from executorch.runtime import Runtime
+    resident = lambda: int(open("/proc/self/statm").read().split()[1])
+    method = Runtime.get().load_program(sys.argv[1]).load_method("forward")
+    loaded = resident()
+    ctypes.CDLL(None).malloc_trim(0)
+    print((loaded - resident()) * ctypes.CDLL(None).getpagesize())
+    """
+)
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's malloc keeps freed heap pages resident")
+def test_loading_gives_back_the_heap_pages_that_compiling_freed(tmp_path):
+    lowered = lower(EmbedAndProject().eval(), _token_sets()[0], tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_THEN_TRIM, str(lowered.path)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    left = int(done.stdout.split()[-1])
+    assert left < 1 << 20, f"{left} bytes of freed heap were still resident after loading"
