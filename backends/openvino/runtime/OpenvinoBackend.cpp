@@ -55,12 +55,32 @@ struct Delegate {
   // as it lives, so the blob stays alive with it. Declared first, so that it is
   // freed last.
   std::optional<FreeableBuffer> blob;
+  WeightsGivenBack weights_given_back;  // set when the blob's pages went back to its file
   ov::CompiledModel compiled;
   ov::InferRequest request;
   std::vector<InputBinding> inputs;
   std::vector<OutputBinding> outputs;
   std::optional<CacheSequence> cache;  // set when the model's KV cache grows
 };
+
+// FNV-1a over the sizes of the tensor inputs: which sizes a call had.
+uint64_t sizes_hash(Span<EValue*> inputs) {
+  uint64_t hash = 14695981039346656037ull;
+  const auto mix = [&hash](uint64_t value) {
+    hash ^= value;
+    hash *= 1099511628211ull;
+  };
+  for (const EValue* input : inputs) {
+    if (input->isTensor()) {
+      const auto sizes = input->toTensor().sizes();
+      mix(sizes.size());
+      for (const auto size : sizes) {
+        mix(static_cast<uint64_t>(size));
+      }
+    }
+  }
+  return hash;
+}
 
 ov::CompiledModel compile_from_memory(ov::Core& core, const VerifiedIr& ir, const CompileSettings& options) {
   const BlobView& blob = ir.blob();
@@ -123,12 +143,18 @@ void keep_what_the_model_reads(Delegate& delegate, FreeableBuffer& processed, co
     processed.Free();
     const size_t released = release_pages_of_files_in(cache_dir);
     ET_LOG(Debug, "OpenVINO delegate: freed the blob; dropped the pages of %zu mappings of cache files", released);
+    if (released > 0) {
+      delegate.weights_given_back = WeightsGivenBack::in_cache_folder(cache_dir);
+    }
   } else {
     const PageRelease released = release_file_backed_pages(blob.ir_weights, blob.ir_weights_size);
     ET_LOG(Debug, "OpenVINO delegate: the IR weights' pages %s",
            released == PageRelease::kReleased        ? "were given back to the mapped program file"
            : released == PageRelease::kNotFileBacked ? "stay resident (not a read-only view of a file)"
                                                      : "stay resident (the system refused to drop them)");
+    if (released == PageRelease::kReleased) {
+      delegate.weights_given_back = WeightsGivenBack::in_program(blob.ir_weights, blob.ir_weights_size);
+    }
     delegate.blob.emplace(std::move(processed));
   }
   // What compiling built and freed would otherwise stay resident for allocations
@@ -245,8 +271,10 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
       for (size_t i = 0; i < num_outputs; ++i) {
         ET_CHECK_OK_OR_RETURN_ERROR(delegate->outputs[i].bind(delegate->request, *args[num_inputs + i]));
       }
+      bool new_sizes = false;
       for (size_t i = 0; i < num_inputs; ++i) {
         ET_CHECK_OK_OR_RETURN_ERROR(delegate->inputs[i].bind(delegate->request, *args[i]));
+        new_sizes = new_sizes || delegate->inputs[i].shape_changed();
       }
       if (delegate->cache) {
         ET_CHECK_OK_OR_RETURN_ERROR(delegate->cache->before_call(Span<EValue*>(args.data(), num_inputs)));
@@ -264,6 +292,9 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
       }
       for (size_t i = 0; i < num_outputs; ++i) {
         ET_CHECK_OK_OR_RETURN_ERROR(delegate->outputs[i].collect(delegate->request, *args[num_inputs + i]));
+      }
+      if (new_sizes && !delegate->weights_given_back.empty()) {
+        delegate->weights_given_back.after_call_of_new_sizes(sizes_hash(Span<EValue*>(args.data(), num_inputs)));
       }
       return Error::Ok;
     } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <utility>
 
 #ifdef __linux__
 #include <sys/mman.h>
@@ -72,6 +73,20 @@ bool inside_unwritten_file_views(uintptr_t begin, uintptr_t end) {
   return qualifies && covered >= end;
 }
 
+/// The whole pages inside [begin, end): partial pages at either end hold bytes
+/// that are not ours.
+struct WholePages {
+  void* start = nullptr;
+  size_t size = 0;
+};
+
+WholePages whole_pages_of(uintptr_t begin, uintptr_t end) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = end / page * page;
+  return first < last ? WholePages{reinterpret_cast<void*>(first), last - first} : WholePages{};
+}
+
 }  // namespace
 
 PageRelease release_file_backed_pages(const void* data, size_t size) noexcept {
@@ -81,18 +96,15 @@ PageRelease release_file_backed_pages(const void* data, size_t size) noexcept {
     if (size == 0 || !inside_unwritten_file_views(begin, end)) {
       return PageRelease::kNotFileBacked;
     }
-    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const uintptr_t first = (begin + page - 1) / page * page;
-    const uintptr_t last = end / page * page;
-    if (first >= last) {
+    const WholePages pages = whole_pages_of(begin, end);
+    if (pages.size == 0) {
       return PageRelease::kReleased;  // no whole page to drop
     }
     // The buffer is the delegate's to free; a loader that locked it (MmapDataLoader's
     // mlock options) did so to keep the program's pages in memory while it runs,
     // which these pages no longer need, and locked pages cannot be dropped.
-    void* pages = reinterpret_cast<void*>(first);
-    munlock(pages, last - first);
-    return madvise(pages, last - first, MADV_DONTNEED) == 0 ? PageRelease::kReleased : PageRelease::kNotSupported;
+    munlock(pages.start, pages.size);
+    return madvise(pages.start, pages.size, MADV_DONTNEED) == 0 ? PageRelease::kReleased : PageRelease::kNotSupported;
   } catch (...) {
     return PageRelease::kNotSupported;
   }
@@ -120,17 +132,52 @@ size_t release_pages_of_files_in(const std::string& folder) noexcept {
   }
 }
 
+void WeightsGivenBack::after_call_of_new_sizes(uint64_t sizes) noexcept {
+  try {
+    if (empty() || seen_.size() >= kMaxSizes || !seen_.insert(sizes).second) {
+      return;
+    }
+  } catch (...) {
+    return;  // out of memory to remember the sizes: the pages stay, the call stands
+  }
+  if (!folder_.empty()) {
+    release_pages_of_files_in(folder_);  // OpenVINO's mappings: checked again each time
+    return;
+  }
+  // Checked and unlocked when first released; the delegate keeps the buffer mapped.
+  const auto begin = reinterpret_cast<uintptr_t>(data_);
+  const WholePages pages = whole_pages_of(begin, begin + size_);
+  if (pages.size > 0) {
+    madvise(pages.start, pages.size, MADV_DONTNEED);
+  }
+}
+
 #else
 
 PageRelease release_file_backed_pages(const void*, size_t) noexcept {
   return PageRelease::kNotSupported;
 }
 
+void WeightsGivenBack::after_call_of_new_sizes(uint64_t) noexcept {}
+
 size_t release_pages_of_files_in(const std::string&) noexcept {
   return 0;
 }
 
 #endif
+
+WeightsGivenBack WeightsGivenBack::in_program(const void* data, size_t size) {
+  WeightsGivenBack weights;
+  weights.data_ = data;
+  weights.size_ = size;
+  return weights;
+}
+
+WeightsGivenBack WeightsGivenBack::in_cache_folder(std::string folder) {
+  WeightsGivenBack weights;
+  weights.folder_ = std::move(folder);
+  return weights;
+}
 
 bool release_free_heap_pages() noexcept {
 #ifdef __GLIBC__

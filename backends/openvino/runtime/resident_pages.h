@@ -29,7 +29,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <unordered_set>
 
 namespace executorch_openvino {
 
@@ -53,5 +55,32 @@ size_t release_pages_of_files_in(const std::string& folder) noexcept;
 /// (glibc's malloc_trim); returns whether any were given back. Elsewhere does
 /// nothing.
 bool release_free_heap_pages() noexcept;
+
+/// Weights whose pages were given back (above), kept that way for a model of
+/// dynamic shape: OpenVINO prepares some kernels at the first call of new input
+/// sizes and reads the original weights back in to pack them, so their pages
+/// are dropped again after such a call. A call of sizes seen before (or after
+/// kMaxSizes distinct ones) costs nothing.
+class WeightsGivenBack {
+ public:
+  static constexpr size_t kMaxSizes = 4096;
+
+  WeightsGivenBack() = default;
+  /// IR weights in the blob, released by release_file_backed_pages.
+  static WeightsGivenBack in_program(const void* data, size_t size);
+  /// Weights in files of the model cache folder, released by release_pages_of_files_in.
+  static WeightsGivenBack in_cache_folder(std::string folder);
+
+  bool empty() const { return data_ == nullptr && folder_.empty(); }
+  /// After a call whose input sizes hash to `sizes`, which differ from the
+  /// previous call's.
+  void after_call_of_new_sizes(uint64_t sizes) noexcept;
+
+ private:
+  const void* data_ = nullptr;
+  size_t size_ = 0;
+  std::string folder_;
+  std::unordered_set<uint64_t> seen_;
+};
 
 }  // namespace executorch_openvino

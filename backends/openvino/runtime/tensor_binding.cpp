@@ -129,11 +129,12 @@ bool PortSpec::is_int64_scalar() const {
 }
 
 bool BoundTensor::matches(const Tensor& tensor) const {
-  if (data_ == nullptr || data_ != tensor.const_data_ptr() || dtype_ != tensor.scalar_type() ||
-      sizes_.size() != static_cast<size_t>(tensor.dim())) {
-    return false;
-  }
-  return std::equal(sizes_.begin(), sizes_.end(), tensor.sizes().begin());
+  return data_ != nullptr && data_ == tensor.const_data_ptr() && dtype_ == tensor.scalar_type() && has_sizes_of(tensor);
+}
+
+bool BoundTensor::has_sizes_of(const Tensor& tensor) const {
+  return sizes_.size() == static_cast<size_t>(tensor.dim()) &&
+         std::equal(sizes_.begin(), sizes_.end(), tensor.sizes().begin());
 }
 
 const ov::Tensor& BoundTensor::wrap(const Tensor& tensor, const ov::element::Type& type) {
@@ -185,6 +186,7 @@ InputBinding::InputBinding(const ov::Output<const ov::Node>& port, size_t index)
     : spec_(port, "input " + std::to_string(index)), index_(index) {}
 
 Error InputBinding::bind(ov::InferRequest& request, const EValue& value) {
+  shape_changed_ = false;
   if (value.isInt()) {
     return bind_int(request, value.toInt());
   }
@@ -198,6 +200,7 @@ Error InputBinding::bind(ov::InferRequest& request, const EValue& value) {
     return Error::Ok;
   }
   ET_CHECK_OK_OR_RETURN_ERROR(spec_.check(tensor));
+  shape_changed_ = !bound_.has_sizes_of(tensor);
   request.set_input_tensor(index_, bound_.wrap(tensor, spec_.type()));
   return Error::Ok;
 }

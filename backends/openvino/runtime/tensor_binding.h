@@ -52,6 +52,8 @@ class BoundTensor {
  public:
   /// True when `tensor` (memory and shape) is what was bound last.
   bool matches(const executorch::aten::Tensor& tensor) const;
+  /// True when `tensor` has the sizes bound last.
+  bool has_sizes_of(const executorch::aten::Tensor& tensor) const;
   /// Wraps `tensor`'s memory in an ov::Tensor; no data is copied.
   const ov::Tensor& wrap(const executorch::aten::Tensor& tensor, const ov::element::Type& type);
 
@@ -69,6 +71,8 @@ class InputBinding {
  public:
   InputBinding(const ov::Output<const ov::Node>& port, size_t index);
   executorch::runtime::Error bind(ov::InferRequest& request, const executorch::runtime::EValue& value);
+  /// Whether the last bind gave this input a tensor of other sizes than the one before.
+  bool shape_changed() const { return shape_changed_; }
 
  private:
   executorch::runtime::Error bind_int(ov::InferRequest& request, int64_t value);
@@ -76,6 +80,7 @@ class InputBinding {
   PortSpec spec_;
   size_t index_;
   BoundTensor bound_;
+  bool shape_changed_ = false;
   ov::Tensor int_value_;  // allocated and bound at the first Int
 };
 

@@ -81,6 +81,38 @@ def test_a_program_compiled_through_the_model_cache_keeps_neither_its_blob_nor_t
         assert resident < size // 8, f"a load that {load}: {resident} of the program's {size} bytes stay resident"
 
 
+class Mlp(torch.nn.Module):
+    """8 MiB of matrix weights, which OpenVINO repacks; with a dynamic sequence length
+    it prepares some kernels only at the first call of a size, reading the originals
+    back in to pack them (at 1 token, then again from 8)."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Linear(512, 2048)
+        self.down = torch.nn.Linear(2048, 512)
+
+    def forward(self, x):
+        return self.down(torch.relu(self.up(x)))
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["from_the_program", "through_the_model_cache"])
+def test_a_dynamic_program_gives_back_the_weights_that_calls_of_new_sizes_read_again(tmp_path, cached):
+    model = Mlp().eval()
+    sequence = torch.export.Dim("sequence", min=1, max=64)
+    cache = tmp_path / "cache"
+    specs = openvino_compile_specs(cache_dir=str(cache)) if cached else None
+    lowered = lower(model, (torch.randn(1, 3, 512),), tmp_path, compile_specs=specs, dynamic_shapes=({1: sequence},))
+    if cached:
+        lowered.load_method()  # writes the cache; the load below reads it
+    method = lowered.load_method()
+    size = lowered.path.stat().st_size
+    for length in (1, 9, 1):
+        inputs = (torch.randn(1, length, 512),)
+        assert_close(run(method, inputs), eager(model, inputs))
+        resident = sum(_resident_bytes_of(path) for path in (lowered.path, cache) if path.exists())
+        assert resident < size // 8, f"after a call of {length} tokens {resident} of {size} bytes stay resident"
+
+
 # Run in a fresh process: the first compile in a process is the one that frees most
 # (OpenVINO initializes its CPU plugin then), and the test's own heap stays out.
 _LOAD_THEN_TRIM = textwrap.dedent(
