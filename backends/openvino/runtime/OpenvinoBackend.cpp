@@ -55,7 +55,7 @@ struct Delegate {
   // as it lives, so the blob stays alive with it. Declared first, so that it is
   // freed last.
   std::optional<FreeableBuffer> blob;
-  WeightsGivenBack weights_given_back;  // set when the blob's pages went back to its file
+  WeightsGivenBack weights_given_back;  // set when the weights' pages went back to a file
   ov::CompiledModel compiled;
   ov::InferRequest request;
   std::vector<InputBinding> inputs;

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <utility>
 
 #ifdef __linux__
 #include <sys/mman.h>
@@ -166,16 +165,20 @@ size_t release_pages_of_files_in(const std::string&) noexcept {
 
 #endif
 
-WeightsGivenBack WeightsGivenBack::in_program(const void* data, size_t size) {
+WeightsGivenBack WeightsGivenBack::in_program(const void* data, size_t size) noexcept {
   WeightsGivenBack weights;
   weights.data_ = data;
   weights.size_ = size;
   return weights;
 }
 
-WeightsGivenBack WeightsGivenBack::in_cache_folder(std::string folder) {
+WeightsGivenBack WeightsGivenBack::in_cache_folder(const std::string& folder) noexcept {
   WeightsGivenBack weights;
-  weights.folder_ = std::move(folder);
+  try {
+    weights.folder_ = folder;
+  } catch (...) {
+    weights.folder_.clear();  // out of memory at load: the pages just stay
+  }
   return weights;
 }
 

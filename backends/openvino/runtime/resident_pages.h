@@ -67,9 +67,10 @@ class WeightsGivenBack {
 
   WeightsGivenBack() = default;
   /// IR weights in the blob, released by release_file_backed_pages.
-  static WeightsGivenBack in_program(const void* data, size_t size);
-  /// Weights in files of the model cache folder, released by release_pages_of_files_in.
-  static WeightsGivenBack in_cache_folder(std::string folder);
+  static WeightsGivenBack in_program(const void* data, size_t size) noexcept;
+  /// Weights in files of the model cache folder, released by
+  /// release_pages_of_files_in; empty if the name cannot be copied.
+  static WeightsGivenBack in_cache_folder(const std::string& folder) noexcept;
 
   bool empty() const { return data_ == nullptr && folder_.empty(); }
   /// After a call whose input sizes hash to `sizes`, which differ from the
