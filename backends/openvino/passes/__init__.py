@@ -14,6 +14,7 @@ from .decompose_integer_floor_divide import decompose_integer_floor_divide
 from .expand_lone_dequantize import expand_lone_dequantize
 from .explicit_var_correction import explicit_var_correction
 from .fold_miscomputed_constants import fold_miscomputed_constants
+from .full_rank_index_put_values import full_rank_index_put_values
 from .rewrite_avg_pool_divisor_override import rewrite_avg_pool_divisor_override
 from .rewrite_embedding_bag_last_offset import rewrite_embedding_bag_last_offset
 from .rewrite_interleaved_rope import rewrite_interleaved_rope
@@ -28,6 +29,7 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     rewrite_embedding_bag_last_offset,
     explicit_var_correction,
     wrap_negative_indices,
+    full_rank_index_put_values,
     expand_lone_dequantize,
     rewrite_interleaved_rope,
 ]

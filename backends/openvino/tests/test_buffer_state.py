@@ -33,6 +33,18 @@ class RunningTotal(torch.nn.Module):
         return self.total * 1.0
 
 
+class WritesOneHeadRows(torch.nn.Module):
+    """A KV cache of one head: export hands the written rows over without their dims of size 1."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(1, 1, 8, 4))
+
+    def forward(self, row, position):
+        self.cache[:, :, position] = row
+        return self.cache.sum(dim=2) * 2
+
+
 def rows_at(call: int):
     return torch.full((1, 2, 4), float(call + 1)), torch.tensor([2 * call, 2 * call + 1])
 
@@ -45,6 +57,16 @@ def test_written_buffer_stays_inside_the_delegate(tmp_path):
     method = program.load_method()
     for call in range(3):  # each result depends on every earlier call's write
         assert_close(run(method, rows_at(call)), eager(model, rows_at(call)))
+
+
+def test_rows_written_without_their_unit_dims_convert_and_stay_inside(tmp_path):
+    model = WritesOneHeadRows()
+    row_at = lambda call: (torch.full((1, 1, 1, 4), float(call + 1)), torch.tensor([call]))  # noqa: E731
+    program = lower(model, row_at(0), tmp_path)
+    assert program.delegate_input_counts() == [2]
+    method = program.load_method()
+    for call in range(3):
+        assert_close(run(method, row_at(call)), eager(model, row_at(call)))
 
 
 def test_buffer_starts_from_its_value_at_export(tmp_path):

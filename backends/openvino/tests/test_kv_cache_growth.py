@@ -80,6 +80,18 @@ def test_going_back_to_a_middle_position_continues_like_eager(program, llama):
         )
 
 
+def test_one_kv_head_cache_grows_and_decodes_like_eager(tmp_path):
+    # Multi-query attention, as Gemma 2B has it: 2 heads share one KV head.
+    torch.manual_seed(0)
+    model = small_llama(layers=1, dim=96, max_seq_len=CONTEXT)
+    with torch.no_grad():
+        program = lower(model, (torch.tensor([[1]]), {"input_pos": torch.tensor([0])}), tmp_path)
+    assert program.cpu_ops() == []
+    blob = program.manager.executorch_program.backend_delegate_data[0].data
+    assert f"{CACHE_POSITIONS_NAME}.max={CONTEXT}".encode() in read_blob(bytes(blob)).ir_xml
+    assert_sequence_like_eager(program.load_method(), model, [5, 17, 3, 99])
+
+
 def test_positions_past_the_cache_are_refused(program):
     method = program.load_method()
     with pytest.raises(RuntimeError):
