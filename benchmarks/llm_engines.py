@@ -3,9 +3,13 @@ sdpa / KV-cache ops (its LLM recipe), OpenVINO alone on the same stateful IR, an
 eager PyTorch, in one process and alternating rounds.
 
     python benchmarks/llm_engines.py [--contexts 256 1024] [--rounds 5] [--layers 6]
+    python benchmarks/llm_engines.py --dim 2048 --layers 16 --dtype bf16 --contexts 256 \
+        --engines ours openvino --precisions bf16 --no-prefill --tokens 8   # the 0.85B row
 
 The model is the Llama of ExecuTorch's examples with random weights (dim 288,
-6 heads, 2 KV heads, vocab 32000 unless changed). For each context size:
+6 heads, 2 KV heads, vocab 32000 unless changed; at dim 2048 and 16 layers it has 32
+heads, 8 KV heads and 0.85B parameters, Llama 3.2 1B's shape with a smaller vocabulary).
+`--dtype` sets the dtype of its weights and activations. For each context size:
 - decode: static exports (one token per call, the fastest decode of each engine),
   the cache filled to about 60% of the context, then `--tokens` greedy steps;
 - prefill: dynamic-shape exports, `--prompt` tokens in one call, from position 0;
@@ -33,6 +37,7 @@ from typing import Callable, Dict, List, Tuple
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
+import openvino as ov  # noqa: E402
 import torch  # noqa: E402
 from _common import cpu_ops, delegate_ids, environment, lower, print_header, print_table, setup_logging  # noqa: E402
 from executorch.runtime import Runtime  # noqa: E402
@@ -44,9 +49,13 @@ from models import small_llama  # noqa: E402
 SEQUENCE_NAME = "sequence"
 
 
-def llama(context: int, layers: int, dim: int, dynamic: bool) -> torch.nn.Module:
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+ENGINES = ("ours", "xnnpack", "openvino", "eager")
+
+
+def llama(context: int, layers: int, dim: int, dynamic: bool, dtype: torch.dtype = torch.float32) -> torch.nn.Module:
     torch.manual_seed(0)  # the same weights for every engine
-    return small_llama(enable_dynamic_shape=dynamic, layers=layers, max_seq_len=context, dim=dim)
+    return small_llama(enable_dynamic_shape=dynamic, layers=layers, max_seq_len=context, dim=dim).to(dtype)
 
 
 def export(model: torch.nn.Module, partitioner, dynamic: bool, context: int):
@@ -92,7 +101,6 @@ class OpenvinoAloneEngine:
     attention kept whole), compiled by ov.Core alone with the config our runtime uses."""
 
     def __init__(self, model: torch.nn.Module, precision: str, dynamic: bool, context: int) -> None:
-        import openvino as ov
         from executorch.exir import EdgeCompileConfig, to_edge
         from executorch_openvino.compile_specs import parse_compile_specs
         from executorch_openvino.conversion import to_openvino_model
@@ -115,7 +123,10 @@ class OpenvinoAloneEngine:
         if position == 0:
             self.request.reset_state()  # a new sequence, as our runtime does for a grown cache
         self.request.infer([tokens.numpy(), torch.tensor([position]).numpy()], share_inputs=True)
-        return torch.from_numpy(self.request.get_output_tensor(0).data)
+        logits = self.request.get_output_tensor(0)
+        if logits.element_type == ov.Type.bf16:  # numpy has no bf16: OpenVINO hands its bits as float16
+            return torch.from_numpy(logits.data.view("int16")).view(torch.bfloat16)
+        return torch.from_numpy(logits.data)
 
 
 class EagerEngine:
@@ -179,15 +190,41 @@ def loads_with_cache(pte: Path, weights_mb: float, cache: Path) -> List[List[obj
     return rows
 
 
+def write_programs(
+    model: torch.nn.Module, kind: str, context: int, options: argparse.Namespace, folder: Path
+) -> Dict[str, Path]:
+    """The .pte of each ExecuTorch engine asked for, by engine name; `kind` "prefill" exports
+    a dynamic sequence length."""
+    dynamic = kind == "prefill"
+    programs = [
+        (f"ours {precision}", model, OpenvinoPartitioner(openvino_compile_specs(inference_precision=precision)))
+        for precision in (options.precisions if "ours" in options.engines else [])
+    ]
+    if "xnnpack" in options.engines:
+        programs.append(("XNNPACK custom ops", with_xnnpack_custom_ops(model), xnnpack_partitioner()))
+    paths = {}
+    for name, module, partitioner in programs:
+        manager = export(module, partitioner, dynamic, context)
+        path = folder / f"{name.replace(' ', '_')}_{kind}_{context}.pte"
+        path.write_bytes(manager.buffer)
+        print(f"{path.name}: delegates {delegate_ids(manager)}, CPU ops {cpu_ops(manager)}")
+        del manager  # the 0.85B configuration's program would be in memory twice
+        paths[name] = path
+    return paths
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--contexts", type=int, nargs="+", default=[256, 1024])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--layers", type=int, default=6)
     parser.add_argument("--dim", type=int, default=288)
+    parser.add_argument("--dtype", choices=list(DTYPES), default="f32", help="of the model's weights and activations")
     parser.add_argument("--tokens", type=int, default=16, help="decode steps per round and engine")
     parser.add_argument("--prompt", type=int, default=128, help="prompt tokens for the prefill timing")
     parser.add_argument("--precisions", nargs="+", default=["f32", "bf16"])
+    parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
+    parser.add_argument("--no-prefill", action="store_true", help="decode only (no dynamic exports)")
     parser.add_argument("--no-memory", action="store_true")
     options = parser.parse_args()
     setup_logging()
@@ -195,55 +232,49 @@ def main() -> None:
 
     folder = Path(tempfile.mkdtemp(prefix="llm_engines_"))
     env = environment()
+    dtype = DTYPES[options.dtype]
+    kinds = ("decode",) if options.no_prefill else ("decode", "prefill")
+    ours_name = f"ours {options.precisions[0]}"
     results: List[List[object]] = []
     loads: List[List[object]] = []
     for context in options.contexts:
-        static_model = llama(context, options.layers, options.dim, dynamic=False)
-        dynamic_model = llama(context, options.layers, options.dim, dynamic=True)
-        weights_mb = sum(p.numel() * p.element_size() for p in static_model.parameters()) / 1e6
-        engines: Dict[str, Dict[str, Callable]] = {"decode": {}, "prefill": {}}
-        ptes: Dict[str, Path] = {}
-        for precision in options.precisions:
-            name = f"ours {precision}"
-            partitioner = OpenvinoPartitioner(openvino_compile_specs(inference_precision=precision))
-            for kind, model, dynamic in (("decode", static_model, False), ("prefill", dynamic_model, True)):
-                manager = export(model, partitioner, dynamic, context)
-                path = folder / f"ours_{precision}_{kind}_{context}.pte"
-                path.write_bytes(manager.buffer)
-                print(f"{path.name}: delegates {delegate_ids(manager)}, CPU ops {cpu_ops(manager)}")
-                engines[kind][name] = ExecutorchEngine(path)
-                if kind == "decode":
-                    ptes[name] = path
-        for kind, model, dynamic in (("decode", static_model, False), ("prefill", dynamic_model, True)):
-            manager = export(with_xnnpack_custom_ops(model), xnnpack_partitioner(), dynamic, context)
-            path = folder / f"xnnpack_{kind}_{context}.pte"
-            path.write_bytes(manager.buffer)
-            engines[kind]["XNNPACK custom ops"] = ExecutorchEngine(path)
-            if kind == "decode":
-                ptes["XNNPACK custom ops"] = path
-            for precision in options.precisions:
-                engines[kind][f"OpenVINO alone {precision}"] = OpenvinoAloneEngine(model, precision, dynamic, context)
-            engines[kind]["eager"] = EagerEngine(model)
+        models = {"decode": llama(context, options.layers, options.dim, dynamic=False, dtype=dtype)}
+        if "prefill" in kinds:
+            models["prefill"] = llama(context, options.layers, options.dim, dynamic=True, dtype=dtype)
+        weights_mb = sum(p.numel() * p.element_size() for p in models["decode"].parameters()) / 1e6
+        # Programs are written and their fresh-process loads measured before this process
+        # holds any engine: the 0.85B configuration would not fit twice in memory.
+        ptes = {kind: write_programs(models[kind], kind, context, options, folder) for kind in kinds}
+        memory: Dict[str, Tuple[float, float]] = {}
+        if not options.no_memory:
+            memory = {name: fresh_load(path) for name, path in ptes["decode"].items()}
+            if ours_name in ptes["decode"]:
+                cache = folder / f"cache_{context}"
+                loads.extend([context, *row] for row in loads_with_cache(ptes["decode"][ours_name], weights_mb, cache))
+        engines: Dict[str, Dict[str, Callable]] = {}
+        for kind in kinds:
+            engines[kind] = {name: ExecutorchEngine(path) for name, path in ptes[kind].items()}
+            for precision in options.precisions if "openvino" in options.engines else []:
+                engines[kind][f"OpenVINO alone {precision}"] = OpenvinoAloneEngine(
+                    models[kind], precision, kind == "prefill", context
+                )
+            if "eager" in options.engines:
+                engines[kind]["eager"] = EagerEngine(models[kind])
         start = int(0.6 * context)
         prompt = torch.randint(
             0, 32000, (1, min(options.prompt, context - 1)), generator=torch.Generator().manual_seed(1)
         )
-        decode: Dict[str, List[float]] = {name: [] for name in engines["decode"]}
-        prefill: Dict[str, List[float]] = {name: [] for name in engines["prefill"]}
+        timings: Dict[str, Dict[str, List[float]]] = {kind: {name: [] for name in engines[kind]} for kind in kinds}
         for round_index in range(options.rounds):
-            names = list(decode)
+            names = list(engines["decode"])
             if round_index % 2:
                 names.reverse()
             for name in names:
-                decode[name].append(decode_ms(engines["decode"][name], start, options.tokens))
-                prefill[name].append(prefill_ms(engines["prefill"][name], prompt))
-        memory: Dict[str, Tuple[float, float]] = {}
-        if not options.no_memory:
-            memory = {name: fresh_load(path) for name, path in ptes.items()}
-            ours_pte = ptes[f"ours {options.precisions[0]}"]
-            cache = folder / f"cache_{context}"
-            loads.extend([context, *row] for row in loads_with_cache(ours_pte, weights_mb, cache))
-        ours = statistics.median(decode[f"ours {options.precisions[0]}"])
+                timings["decode"][name].append(decode_ms(engines["decode"][name], start, options.tokens))
+                if "prefill" in kinds:
+                    timings["prefill"][name].append(prefill_ms(engines["prefill"][name], prompt))
+        decode = timings["decode"]
+        reference = statistics.median(decode[ours_name]) if ours_name in decode else None
         for name in decode:
             median = statistics.median(decode[name])
             results.append(
@@ -251,16 +282,17 @@ def main() -> None:
                     context,
                     name,
                     median,
-                    ours / median if name != f"ours {options.precisions[0]}" else 1.0,
-                    statistics.median(prefill[name]),
+                    reference / median if reference is not None else "-",
+                    statistics.median(timings["prefill"][name]) if "prefill" in kinds else "-",
                     memory[name][0] / weights_mb if name in memory else "-",
                     memory[name][1] if name in memory else "-",
                 ]
             )
-        print(f"context {context}: weights {weights_mb:.1f} MB, decode from position {start}")
+        print(f"context {context}: weights {weights_mb:.1f} MB ({options.dtype}), decode from position {start}")
     print_header(
-        f"Llama dim {options.dim}, {options.layers} layers, random weights: decode (static exports) and "
-        f"prefill of {options.prompt} tokens (dynamic exports), {options.rounds} alternating rounds, medians",
+        f"Llama dim {options.dim}, {options.layers} layers, {options.dtype} random weights: decode (static exports)"
+        + ("" if options.no_prefill else f" and prefill of {options.prompt} tokens (dynamic exports)")
+        + f", {options.rounds} alternating rounds, medians",
         env,
     )
     print_table(
@@ -268,7 +300,7 @@ def main() -> None:
             "context",
             "engine",
             "decode ms/token",
-            f"ours {options.precisions[0]} time / engine time",
+            f"{ours_name} time / engine time",
             "prefill ms",
             "RSS growth / weights",
             "load s",
@@ -277,7 +309,7 @@ def main() -> None:
     )
 
     if loads:
-        print(f"\nours {options.precisions[0]} (decode export) with a cache_dir: resident growth and load time")
+        print(f"\n{ours_name} (decode export) with a cache_dir: resident growth and load time")
         print_table(["context", "load", "RSS growth / weights", "load s"], loads)
 
 
