@@ -5,7 +5,8 @@ variants (``EmbeddingBag(mode="max")``, ``include_last_offset=True``,
 ``avg_pool3d(divisor_override=...)``, seen on 2026.4.1). Without this check one
 such node fails the whole export in ``preprocess``. The partitioner converts each
 partition it proposes the way ``preprocess`` will, reads from the frontend's error
-which nodes failed, and partitions again without them.
+which nodes failed (in their own conversion, or in a rewrite of its normalize step
+that threw on them), and partitions again without them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from .conversion import convert_with_frontend, decoder_input, prepare_graph_modu
 _FAILED_NODE = re.compile(
     r"during conversion of operation (\S+?)/\S+ with schema[^\n]*\n(.*?)(?=\n-- |\nSummary:|\Z)", re.DOTALL
 )
+# A transformation of its normalize step that throws on a node it rewrites names it as
+# "[<pass>] END: node: <type> <fx node name>/<op name> (<inputs>) -> (...) CALLBACK HAS THROWN: ..."
+_FAILED_REWRITE = re.compile(r"\[([\w:]+)\] END: node: \S+ (\S+?)/\S+ \(.*?CALLBACK HAS THROWN: ([^\n]*)")
 
 
 def unconvertible_nodes(exported_program: ExportedProgram, nodes: Iterable[torch.fx.Node]) -> Dict[str, str]:
@@ -57,6 +61,8 @@ def _failures(message: str) -> Dict[str, str]:
     for name, detail in _FAILED_NODE.findall(message):
         lines = [line.strip() for line in detail.splitlines() if line.strip()]
         failures[name] = lines[-1] if lines else "no reason given"
+    for rewrite, name, thrown in _FAILED_REWRITE.findall(message):
+        failures.setdefault(name, f"{rewrite.split('::')[-1]} threw: {thrown.strip()}")
     return failures
 
 

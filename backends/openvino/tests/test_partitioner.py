@@ -76,3 +76,29 @@ def test_lowering_for_a_device_missing_here_warns_and_the_load_fails_clearly(tmp
     with pytest.raises(RuntimeError):
         lowered.load_method()
     assert "compiling for device NPU failed" in capfd.readouterr().err
+
+
+class WritesOneHeadRow(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(1, 1, 8, 4))
+
+    def forward(self, row, position):
+        self.cache[:, :, position] = row
+        return self.cache.sum(dim=2) * 2
+
+
+def test_node_a_frontend_rewrite_throws_on_runs_on_the_cpu(tmp_path, monkeypatch):
+    # Without the pass that gives its values their full rank, OpenVINO's index_put
+    # rewrite throws on this node (2026.4.1); the rest must still be delegated.
+    import executorch_openvino.passes as passes
+
+    monkeypatch.setattr(passes, "PASSES", [p for p in passes.PASSES if p is not passes.full_rank_index_put_values])
+    model = WritesOneHeadRow()
+    row_at = lambda call: (torch.full((1, 1, 1, 4), float(call + 1)), torch.tensor([call]))  # noqa: E731
+    lowered = lower(model, row_at(0), tmp_path)
+    assert "aten::index_put.out" in lowered.cpu_ops()
+    assert "aten.sum.dim_IntList" in lowered.delegated_ops()
+    method = lowered.load_method()
+    for call in range(3):
+        assert_close(run(method, row_at(call)), eager(model, row_at(call)))
