@@ -25,6 +25,8 @@ from .conversion import convert_with_frontend, decoder_input, prepare_graph_modu
 _FAILED_NODE = re.compile(
     r"during conversion of operation (\S+?)/\S+ with schema[^\n]*\n(.*?)(?=\n-- |\nSummary:|\Z)", re.DOTALL
 )
+# The name a node of the trial module had before preparing it, kept in its meta.
+_TRIAL_NAME = "openvino_trial_name"
 # A transformation of its normalize step that throws on a node it rewrites names it as
 # "[<pass>] END: node: <type> <fx node name>/<op name> (<inputs>) -> (...) CALLBACK HAS THROWN: ..."
 _FAILED_REWRITE = re.compile(r"\[([\w:]+)\] END: node: \S+ (\S+?)/\S+ \(.*?CALLBACK HAS THROWN: ([^\n]*)")
@@ -40,7 +42,15 @@ def unconvertible_nodes(exported_program: ExportedProgram, nodes: Iterable[torch
     nodes = list(nodes)
     stand_ins = unpacked_stand_ins(nodes, constant_input_names(exported_program))
     module, originals = _partition_module(exported_program, nodes, stand_ins)
+    for node in module.graph.nodes:
+        node.meta[_TRIAL_NAME] = node.name
+    # Preparing may retrace the module (dim-order ops), which names nodes anew.
     module = prepare_graph_module(module)
+    originals = {
+        node.name: originals[node.meta[_TRIAL_NAME]]
+        for node in module.graph.nodes
+        if node.meta.get(_TRIAL_NAME) in originals
+    }
     return_each_value_once(module)
     placeholders = [node for node in module.graph.nodes if node.op == "placeholder"]
     inputs = [decoder_input(node.meta["val"]) for node in placeholders]

@@ -78,26 +78,30 @@ def test_lowering_for_a_device_missing_here_warns_and_the_load_fails_clearly(tmp
     assert "compiling for device NPU failed" in capfd.readouterr().err
 
 
-class WritesOneHeadRow(torch.nn.Module):
+class WritesTwoOneHeadCaches(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.register_buffer("cache", torch.zeros(1, 1, 8, 4))
+        self.register_buffer("keys", torch.zeros(1, 1, 8, 4))
+        self.register_buffer("values", torch.zeros(1, 1, 8, 4))
 
     def forward(self, row, position):
-        self.cache[:, :, position] = row
-        return self.cache.sum(dim=2) * 2
+        self.keys[:, :, position] = row
+        self.values[:, :, position] = row * 2
+        # The cast is a dim-order op, whose revert retraces the partition and renames its nodes.
+        return (self.keys.sum(dim=2) + self.values.sum(dim=2)).to(torch.int32)
 
 
-def test_node_a_frontend_rewrite_throws_on_runs_on_the_cpu(tmp_path, monkeypatch):
-    # Without the pass that gives its values their full rank, OpenVINO's index_put
-    # rewrite throws on this node (2026.4.1); the rest must still be delegated.
+def test_nodes_a_frontend_rewrite_throws_on_run_on_the_cpu(tmp_path, monkeypatch):
+    # Without the pass that gives their values their full rank, OpenVINO's index_put
+    # rewrite throws on these nodes (2026.4.1); the rest must still be delegated.
     import executorch_openvino.passes as passes
 
     monkeypatch.setattr(passes, "PASSES", [p for p in passes.PASSES if p is not passes.full_rank_index_put_values])
-    model = WritesOneHeadRow()
+    model = WritesTwoOneHeadCaches()
     row_at = lambda call: (torch.full((1, 1, 1, 4), float(call + 1)), torch.tensor([call]))  # noqa: E731
     lowered = lower(model, row_at(0), tmp_path)
     assert "aten::index_put.out" in lowered.cpu_ops()
+    assert "aten.index_put.default" not in lowered.delegated_ops()
     assert "aten.sum.dim_IntList" in lowered.delegated_ops()
     method = lowered.load_method()
     for call in range(3):
