@@ -15,6 +15,7 @@ from typing import Callable, Dict, Optional
 
 import torch
 
+from .node_names import DTYPE_CASTS, op_name
 from .passes.wrap_negative_indices import integer_index_dims
 from .pool_geometry import AvgPool
 
@@ -55,12 +56,33 @@ def _embedding_bag_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+def _float_dtype(node: object) -> Optional[torch.dtype]:
+    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return value.dtype if isinstance(value, torch.Tensor) and value.dtype.is_floating_point else None
+
+
+def _rounding_cast_refusal(node: torch.fx.Node) -> Optional[str]:
+    source, result = _float_dtype(node.args[0]), _float_dtype(node)
+    if result not in (torch.float16, torch.bfloat16) or source in (None, result):
+        return None
+    cast_back = [
+        user for user in node.users if op_name(user) in DTYPE_CASTS and _float_dtype(user) not in (None, result)
+    ]
+    if cast_back:
+        # OpenVINO 2026.4.1, CPU at f32 (our default): the plugin computes 16-bit floats in
+        # f32, so a cast to f16 or bf16 and straight back drops the rounding it exists for
+        # (x.half().float() - x came back all zeros, and 70000.0 did not overflow to inf).
+        return f"it rounds to {result} and is cast straight back, and OpenVINO would skip the rounding"
+    return None
+
+
 # Op name -> why a node of that op stays on the CPU, or None when OpenVINO computes it right.
 ARGUMENT_RULES: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten.avg_pool2d.default": functools.partial(_avg_pool_refusal, spatial=2),
     "aten.avg_pool3d.default": functools.partial(_avg_pool_refusal, spatial=3),
     "aten.index.Tensor": _index_refusal,
     "aten._embedding_bag.default": _embedding_bag_refusal,
+    **dict.fromkeys(DTYPE_CASTS, _rounding_cast_refusal),
 }
 
 

@@ -29,13 +29,12 @@ import torch
 from torch.export import ExportedProgram
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from .node_names import op_name
+from .node_names import DTYPE_CASTS, op_name
 
 logger = logging.getLogger(__name__)
 
 # Full slices reach the edge graph as alias_copy.
 _ALWAYS_COPY = frozenset({"aten.clone.default", "dim_order_ops._clone_dim_order.default", "aten.alias_copy.default"})
-_DTYPE_COPY = frozenset({"aten._to_copy.default", "dim_order_ops._to_dim_order_copy.default"})
 _SLICE = "aten.slice_copy.Tensor"
 
 # Dtypes a constant copy comes back exactly in, checked one by one (tests/test_copies.py).
@@ -59,7 +58,7 @@ def is_copy(node: torch.fx.Node) -> bool:
     source, result = _value(node.args[0]), _value(node)
     if source is None or result is None:
         return False
-    if name in _DTYPE_COPY:
+    if name in DTYPE_CASTS:
         return result.dtype == source.dtype
     if name == _SLICE:
         return _same_shape(result.shape, source.shape) and _slice_step(node) == 1

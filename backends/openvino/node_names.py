@@ -8,6 +8,9 @@ from typing import Collection
 import torch
 from torch._ops import OpOverload
 
+#: The edge ops that cast a tensor to another dtype (or copy it to another dim order).
+DTYPE_CASTS = frozenset({"aten._to_copy.default", "dim_order_ops._to_dim_order_copy.default"})
+
 
 def op_name(node: torch.fx.Node) -> str:
     """The op a node calls, as OpenVINO's support table names it.

@@ -173,3 +173,29 @@ def test_gpu_computes_in_float32_when_asked(tmp_path):
     ).load_method()
     for inputs in _addmm_inputs():
         assert _relative_error(run(method, inputs)[0], eager(model, inputs)[0]) < 1e-4
+
+
+class RoundsThrough(torch.nn.Module):
+    """Rounds to a 16-bit float and back, as code that simulates lower precision does."""
+
+    def __init__(self, dtype: torch.dtype):
+        super().__init__()
+        self.dtype = dtype
+
+    def forward(self, x):
+        rounded = x.to(self.dtype).float()
+        return torch.relu(rounded), rounded - x
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["f16", "bf16"])
+def test_a_round_trip_through_16_bits_keeps_its_rounding(dtype, tmp_path):
+    model = RoundsThrough(dtype)
+    # Values f16 and bf16 cannot hold exactly; 7e4 overflows f16 to inf.
+    inputs = [(torch.tensor([1.0001, 3.14159265, -2.7182818, 1234.5678, 0.1, 7e4]),), (torch.randn(6) * 100,)]
+    lowered = lower(model, inputs[0], tmp_path)
+    assert "aten.relu.default" in lowered.delegated_ops()
+    method = lowered.load_method()
+    for x in inputs:
+        got, want = run(method, x), eager(model, x)
+        assert want[1].abs().max() > 0  # the rounding is there to lose
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
