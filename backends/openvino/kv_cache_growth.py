@@ -14,8 +14,10 @@ the filled length. The two agree only while each call's positions continue the
 sequence (``positions[0]`` equals the number of positions filled) or start again at
 0; the C++ runtime checks that before every call, from the name given to the
 positions input (kCachePositionsName in backend.h), and resets the state when a
-call starts again at 0. Anything that does not match the pattern exactly is left as
-it was.
+call starts again at 0. Cutting the mask agrees with eager PyTorch only if the model
+masks the unfilled positions itself, so the mask must be the rows of a constant
+causal mask chosen by the positions; and the cache must be of batch 1. Anything that
+does not match the pattern exactly is left as it was.
 """
 
 from __future__ import annotations
@@ -160,17 +162,72 @@ def _match(assign: ov.Node) -> Optional[_CacheWrite]:
     attention = _attention_reading(back.output(0), exclude=assign)
     if attention is None:
         return None
+    if axis == 0 or shape[0].get_length() != 1:
+        # The past is gathered along axis 0 with a one-element beam index: batch 1 only.
+        logger.info("OpenVINO delegate: a KV cache of shape %s is kept as written: it is not of batch 1", shape)
+        return None
     for node in attention:
-        mask = node.input_value(3).get_partial_shape() if node.get_input_size() > 3 else None
-        if (
-            mask is None
-            or not mask[mask.rank.get_length() - 1].is_static
-            or mask[mask.rank.get_length() - 1].get_length() != shape[axis].get_length()
+        if node.get_input_size() < 4 or not _mask_hides_unfilled(
+            node.input_value(3), positions, shape[axis].get_length()
         ):
+            logger.info(
+                "OpenVINO delegate: a KV cache is kept as written: its attention mask is not the rows of a "
+                "causal mask chosen by the positions, so attention over the filled positions only would differ"
+            )
             return None
     return _CacheWrite(
         assign, read, scatter.input_value(2), back_order, axis, shape[axis].get_length(), positions, attention
     )
+
+
+def _mask_hides_unfilled(mask: ov.Output, positions: _Positions, length: int) -> bool:
+    """Whether the mask rows each call reads hide every cache position past the ones it writes.
+
+    Cutting the mask to the filled length takes the unfilled positions out of attention,
+    which agrees with eager PyTorch only where the model masked them anyway: the rows of
+    a constant causal mask (-inf, or False, above the diagonal) chosen by the positions,
+    as ``mask[input_pos]`` or, in a dynamic-length export, ``mask[input_pos[0]:][:count]``.
+    """
+    rows = _skip_converts(mask.get_node())
+    if rows.get_type_name() not in ("Gather", "Slice"):
+        return False
+    table = _skip_converts(rows.input_value(0).get_node())
+    table_shape = table.get_output_partial_shape(0)
+    if table.get_type_name() != "Constant" or not table_shape.is_static or len(table_shape) != 2:
+        return False
+    if table_shape[1].get_length() != length:
+        return False
+    if rows.get_type_name() == "Gather":
+        chosen_by_positions = (
+            _is_scalar(rows.input_value(2), 0) and _skip_converts(rows.input_value(1).get_node()) is positions.parameter
+        )
+    else:  # Slice(table, start, stop, step, axes): rows from positions[0] on
+        chosen_by_positions = (
+            _constant_values(rows.input_value(3)) == [1]
+            and _constant_values(rows.input_value(4)) == [0]
+            and _first_position_of(rows.input_value(1)) is positions.parameter
+        )
+    if not chosen_by_positions:
+        return False
+    values = table.get_data()
+    above_diagonal = np.triu(np.ones(values.shape, dtype=bool), 1)
+    if values.dtype == np.bool_:
+        return not values[above_diagonal].any()
+    return bool(np.isneginf(values[above_diagonal]).all())
+
+
+def _first_position_of(output: ov.Output) -> Optional[ov.Node]:
+    """The positions Parameter whose first element `output` is (``input_pos[0]``), or None."""
+    node = _skip_converts(output.get_node(), ("Convert", "Reshape", "Unsqueeze", "Squeeze"))
+    if node.get_type_name() != "Gather" or not _is_scalar(node.input_value(2), 0):
+        return None
+    parameter = node.input_value(0).get_node()
+    if parameter.get_type_name() != "Parameter":
+        return None
+    size = parameter.get_output_partial_shape(0)
+    first = [0, -1] if size.is_static and len(size) == 1 and size[0].get_length() == 1 else [0]
+    index = _constant_values(node.input_value(1))
+    return parameter if index is not None and len(index) == 1 and index[0] in first else None
 
 
 def _order(transpose: ov.Node) -> Optional[List[int]]:

@@ -98,6 +98,63 @@ def test_positions_past_the_cache_are_refused(program):
         step(method, 5, CONTEXT)
 
 
+class CacheAttention(torch.nn.Module):
+    """One attention layer with a cache written at input_pos, as the examples' Llama has it,
+    read through the rows of `mask` the positions choose."""
+
+    def __init__(self, mask: torch.Tensor, batch: int = 1, heads: int = 2, head_dim: int = 4):
+        super().__init__()
+        self.heads, self.head_dim = heads, head_dim
+        dim, length = heads * head_dim, mask.shape[-1]
+        self.qkv = torch.nn.Linear(dim, 3 * dim, bias=False)
+        self.register_buffer("keys", torch.zeros(batch, heads, length, head_dim))
+        self.register_buffer("values", torch.zeros(batch, heads, length, head_dim))
+        self.register_buffer("mask", mask)
+
+    def forward(self, x, input_pos):
+        batch, count, _ = x.shape
+        q, k, v = (
+            part.view(batch, count, self.heads, self.head_dim).transpose(1, 2) for part in self.qkv(x).chunk(3, -1)
+        )
+        self.keys[:, :, input_pos] = k
+        self.values[:, :, input_pos] = v
+        out = torch.nn.functional.scaled_dot_product_attention(
+            q, self.keys, self.values, attn_mask=self.mask[input_pos]
+        )
+        return out.transpose(1, 2).reshape(batch, count, -1)
+
+
+def assert_cache_attention_like_eager(model, tmp_path, batch: int = 1) -> LoweredProgram:
+    calls = [(torch.randn(batch, 1, 8), torch.tensor([position])) for position in range(4)]
+    program = lower(copy.deepcopy(model), calls[0], tmp_path)
+    method, eager = program.load_method(), copy.deepcopy(model)
+    for inputs in calls:
+        torch.testing.assert_close(run(method, inputs)[0], eager(*inputs), rtol=1e-4, atol=1e-5)
+    return program
+
+
+def is_rewritten_to_grow(program: LoweredProgram) -> bool:
+    blob = program.manager.executorch_program.backend_delegate_data[0].data
+    return CACHE_POSITIONS_NAME.encode() in read_blob(bytes(blob)).ir_xml
+
+
+def test_a_causal_mask_chosen_by_the_positions_lets_the_cache_grow(tmp_path):
+    causal = torch.triu(torch.full((CONTEXT, CONTEXT), float("-inf")), 1)
+    assert is_rewritten_to_grow(assert_cache_attention_like_eager(CacheAttention(causal), tmp_path))
+
+
+def test_a_mask_that_lets_attention_see_empty_positions_keeps_the_cache_as_written(tmp_path):
+    # Eager attends over every slot, the empty ones too: cutting to the filled ones would differ.
+    attends_everywhere = torch.zeros(CONTEXT, CONTEXT)
+    assert not is_rewritten_to_grow(assert_cache_attention_like_eager(CacheAttention(attends_everywhere), tmp_path))
+
+
+def test_a_cache_of_batch_two_is_kept_as_written(tmp_path):
+    causal = torch.triu(torch.full((CONTEXT, CONTEXT), float("-inf")), 1)
+    program = assert_cache_attention_like_eager(CacheAttention(causal, batch=2), tmp_path, batch=2)
+    assert not is_rewritten_to_grow(program)
+
+
 # A dynamic-length export (ExecuTorch's LLM export: tokens [1, S], input_pos [1]
 # holding the first position) computes the positions as arange(S) + input_pos[0].
 
