@@ -199,3 +199,15 @@ def test_a_round_trip_through_16_bits_keeps_its_rounding(dtype, tmp_path):
         got, want = run(method, x), eager(model, x)
         assert want[1].abs().max() > 0  # the rounding is there to lose
         torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_lowering_a_float64_model_warns_that_it_runs_at_float32_precision(tmp_path, caplog):
+    model = torch.nn.Linear(4, 2).double()
+    inputs = [(torch.randn(3, 4, dtype=torch.float64),) for _ in range(2)]
+    lowered = lower(model, inputs[0], tmp_path)
+    assert "OpenVINO computes float64 in float32" in caplog.text
+    method = lowered.load_method()
+    for x in inputs:
+        got, want = run(method, x)[0], eager(model, x)[0]
+        assert got.dtype == torch.float64
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
