@@ -29,6 +29,11 @@ from .dtypes import OPENVINO_TYPES
 
 logger = logging.getLogger(__name__)
 
+# A written buffer of a 64-bit type is kept in a 32-bit variable: OpenVINO 2026.4.1's
+# CPU plugin fails the first inference that reads a 64-bit variable ("does not
+# support i64 for use with oneDNN"), and it computes 64-bit values in 32 bits anyway.
+STORED_NARROWER = {torch.int64: torch.int32, torch.uint64: torch.uint32, torch.float64: torch.float32}
+
 
 def tag_owned_buffers(program: ExportedProgram) -> Dict[str, str]:
     """Gives each mutated buffer that one partition reads and writes that partition's tag.
@@ -121,13 +126,14 @@ def keep_buffers_as_state(
         raise RuntimeError(f"OpenVINO delegate: {len(buffers)} written buffers but {mutations} buffer writes")
     sinks = []
     for (parameter, name), result in zip(buffers, results[:mutations]):
-        variable = _variable(name, parameter)
-        value = ov_ops.read_value(_initial_value(initial[name], parameter), variable)
-        parameter.output(0).replace(value.output(0))
+        stored = STORED_NARROWER.get(initial[name].dtype, initial[name].dtype)
+        variable = _variable(name, parameter, OPENVINO_TYPES[stored])
+        value = ov_ops.read_value(_initial_value(initial[name].to(stored), parameter), variable)
+        parameter.output(0).replace(_converted(value.output(0), parameter.get_element_type()))
         # Python's Assign takes a node, not one output of it: made on the
         # ReadValue (same type and shape), then pointed at the new value.
         write = ov.op.assign(value, variable)
-        write.input(0).replace_source_output(result.input_value(0))
+        write.input(0).replace_source_output(_converted(result.input_value(0), OPENVINO_TYPES[stored]))
         sinks.append(write)
     kept_parameters = [p for p, name in zip(parameters, parameter_names) if name not in initial]
     stateful = ov.Model(results[mutations:], sinks, kept_parameters, model.get_friendly_name())
@@ -135,10 +141,16 @@ def keep_buffers_as_state(
     return stateful
 
 
-def _variable(name: str, parameter: ov.Node) -> Variable:
+def _converted(output: ov.Output, element_type: ov.Type) -> ov.Output:
+    if output.get_element_type() == element_type:
+        return output
+    return ov_ops.convert(output, element_type).output(0)
+
+
+def _variable(name: str, parameter: ov.Node, element_type: ov.Type) -> Variable:
     info = VariableInfo()
     info.data_shape = parameter.get_partial_shape()
-    info.data_type = parameter.get_element_type()
+    info.data_type = element_type
     info.variable_id = name
     return Variable(info)
 

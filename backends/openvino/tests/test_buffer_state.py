@@ -4,6 +4,7 @@ from call to call as ExecuTorch's own buffers do."""
 
 import copy
 
+import pytest
 import torch
 from executorch_openvino import OpenvinoPartitioner
 from harness import assert_close, eager, lower, lower_whole_program, run
@@ -104,3 +105,26 @@ def test_whole_program_lowered_with_to_backend_keeps_its_buffer(tmp_path):
     method = program.load_method()
     for call in range(3):
         assert_close(run(method, rows_at(call)), eager(model, rows_at(call)))
+
+
+class CountsCalls(torch.nn.Module):
+    """A step counter, as streaming models keep one."""
+
+    def __init__(self, dtype: torch.dtype):
+        super().__init__()
+        self.register_buffer("calls", torch.full((1,), 40, dtype=dtype))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return x * self.calls, self.calls.clone()
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float64], ids=["int64", "float64"])
+def test_a_64_bit_buffer_is_kept_inside_and_counts_like_eager(dtype, tmp_path):
+    model = CountsCalls(dtype)
+    inputs = (torch.ones(3, dtype=dtype),)
+    program = lower(copy.deepcopy(model), inputs, tmp_path)
+    assert program.delegate_input_counts() == [1]
+    method = program.load_method()
+    for _ in range(3):
+        assert_close(run(method, inputs), eager(model, inputs))
