@@ -20,7 +20,7 @@ from .conversion_check import unconvertible_nodes
 from .copy_rules import CopyPlacement
 from .kept_whole import SDPA, ops_kept_whole
 from .node_names import matches_op_type, op_name
-from .op_support import OpenvinoOperatorSupport
+from .op_support import OpenvinoOperatorSupport, assert_nodes
 from .preprocess import BACKEND_ID
 from .symint_boundary import symbolic_values_crossing
 
@@ -79,7 +79,9 @@ class OpenvinoPartitioner(Partitioner):
         # moves; every round moves at least one node, so it ends.
         while True:
             partitions = self._propose_partitions(exported_program, cpu_nodes)
-            moved = placement.constant_copies_to_move_out([p.nodes for p in partitions])
+            moved = _asserts_on_values_only_they_read(partitions)
+            if not moved:
+                moved = placement.constant_copies_to_move_out([p.nodes for p in partitions])
             if not moved:
                 moved = symbolic_values_crossing(p.nodes for p in partitions)
             if not moved:
@@ -109,6 +111,27 @@ class OpenvinoPartitioner(Partitioner):
         return CapabilityBasedPartitioner(
             exported_program.graph_module, support, allows_single_node_partition=True
         ).propose_partitions()
+
+
+def _asserts_on_values_only_they_read(partitions: list) -> Dict[str, str]:
+    """The asserts (and what only they read) that read a value from outside their
+    partition that none of its other nodes reads.
+
+    The conversion drops asserts, so such a value would be an input the OpenVINO
+    model does not have (after a `nonzero`, export checks the size it made). On the
+    CPU they cost nothing: ExecuTorch drops asserts before it runs a program.
+    """
+    moved: Dict[str, str] = {}
+    for partition in partitions:
+        members = set(partition.nodes)
+        if not members:
+            continue
+        checks = assert_nodes(next(iter(members)).graph) & members
+        read_by_the_rest = {arg for node in members - checks for arg in node.all_input_nodes}
+        for node in checks:
+            if any(arg not in members and arg not in read_by_the_rest for arg in node.all_input_nodes):
+                moved[node.name] = "it checks a value made outside its partition that nothing else in it reads"
+    return moved
 
 
 def _unconvertible(

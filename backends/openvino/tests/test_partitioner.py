@@ -106,3 +106,22 @@ def test_nodes_a_frontend_rewrite_throws_on_run_on_the_cpu(tmp_path, monkeypatch
     method = lowered.load_method()
     for call in range(3):
         assert_close(run(method, row_at(call)), eager(model, row_at(call)))
+
+
+class AboveHalf(torch.nn.Module):
+    def forward(self, scores):
+        return scores[scores > 0.5], scores.sum()
+
+
+def test_size_checks_of_a_value_made_on_the_cpu_stay_on_the_cpu(tmp_path):
+    # Export checks the size the CPU's data-dependent index makes; the conversion drops
+    # such checks, so in a partition they would leave it an input it never reads.
+    model = AboveHalf()
+    partitioner = OpenvinoPartitioner(op_types_to_skip={"aten.index.Tensor"})
+    lowered = lower(model, (torch.rand(2, 10),), tmp_path, partitioner=partitioner)
+    assert "aten.sum.dim_IntList" in lowered.delegated_ops()
+    assert "aten._assert_scalar.default" not in lowered.delegated_ops()
+    method = lowered.load_method()
+    for _ in range(2):  # a different count above 0.5 each call
+        inputs = (torch.rand(2, 10),)
+        assert_close(run(method, inputs), eager(model, inputs))
