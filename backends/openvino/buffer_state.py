@@ -29,10 +29,16 @@ from .dtypes import OPENVINO_TYPES
 
 logger = logging.getLogger(__name__)
 
-# A written buffer of a 64-bit type is kept in a 32-bit variable: OpenVINO 2026.4.1's
-# CPU plugin fails the first inference that reads a 64-bit variable ("does not
-# support i64 for use with oneDNN"), and it computes 64-bit values in 32 bits anyway.
-STORED_NARROWER = {torch.int64: torch.int32, torch.uint64: torch.uint32, torch.float64: torch.float32}
+# A written buffer of these types is kept in a 32-bit variable: OpenVINO 2026.4.1's
+# CPU plugin fails the first inference that reads an i64, f64 or i16 variable ("does
+# not support i64 for use with oneDNN"). It computes 64-bit values in 32 bits anyway,
+# and int32 holds every int16.
+STORED_AS = {
+    torch.int64: torch.int32,
+    torch.uint64: torch.uint32,
+    torch.float64: torch.float32,
+    torch.int16: torch.int32,
+}
 
 
 def tag_owned_buffers(program: ExportedProgram) -> Dict[str, str]:
@@ -126,7 +132,7 @@ def keep_buffers_as_state(
         raise RuntimeError(f"OpenVINO delegate: {len(buffers)} written buffers but {mutations} buffer writes")
     sinks = []
     for (parameter, name), result in zip(buffers, results[:mutations]):
-        stored = STORED_NARROWER.get(initial[name].dtype, initial[name].dtype)
+        stored = STORED_AS.get(initial[name].dtype, initial[name].dtype)
         variable = _variable(name, parameter, OPENVINO_TYPES[stored])
         value = ov_ops.read_value(_initial_value(initial[name].to(stored), parameter), variable)
         parameter.output(0).replace(_converted(value.output(0), parameter.get_element_type()))

@@ -119,8 +119,8 @@ class CountsCalls(torch.nn.Module):
         return x * self.calls, self.calls.clone()
 
 
-@pytest.mark.parametrize("dtype", [torch.int64, torch.float64], ids=["int64", "float64"])
-def test_a_64_bit_buffer_is_kept_inside_and_counts_like_eager(dtype, tmp_path):
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float64, torch.int16], ids=["int64", "float64", "int16"])
+def test_a_buffer_of_a_type_openvino_cannot_hold_as_state_is_kept_inside_and_counts_like_eager(dtype, tmp_path):
     model = CountsCalls(dtype)
     inputs = (torch.ones(3, dtype=dtype),)
     program = lower(copy.deepcopy(model), inputs, tmp_path)
