@@ -76,6 +76,39 @@ def _rounding_cast_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+# OpenVINO 2026.4.1's CPU plugin computes these in float32 when given integers, which
+# holds every integer only below 2**24: the int32 max of [100000001, 3] came back
+# 100000000, and 100000001 // 3 came back 33333334. Such nodes run on the CPU. Its add,
+# multiply, cumsum and top-k are exact. Its remainder is not either, but ExecuTorch's
+# portable remainder takes the dividend's sign (-3 % 7 gives -3, not 4), so that stays.
+_FLOAT32_EXACT_BELOW = 2**24
+_IN_FLOAT32 = frozenset(
+    {
+        "aten.amax.default",
+        "aten.amin.default",
+        "aten.max.default",
+        "aten.min.default",
+        "aten.div.Tensor_mode",
+        "aten.div.Scalar_mode",
+        "aten.floor_divide.default",
+    }
+)
+
+
+def _in_float32_refusal(node: torch.fx.Node) -> Optional[str]:
+    for arg in node.args:
+        value = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
+        if not isinstance(value, torch.Tensor) or value.dtype.is_floating_point or value.dtype == torch.bool:
+            continue
+        info = torch.iinfo(value.dtype)
+        if max(-info.min, info.max) >= _FLOAT32_EXACT_BELOW:
+            return (
+                f"OpenVINO's CPU plugin computes it in float32, which holds integers exactly only below 2**24, "
+                f"and {value.dtype} values may reach that"
+            )
+    return None
+
+
 # Op name -> why a node of that op stays on the CPU, or None when OpenVINO computes it right.
 ARGUMENT_RULES: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten.avg_pool2d.default": functools.partial(_avg_pool_refusal, spatial=2),
@@ -83,6 +116,7 @@ ARGUMENT_RULES: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten.index.Tensor": _index_refusal,
     "aten._embedding_bag.default": _embedding_bag_refusal,
     **dict.fromkeys(DTYPE_CASTS, _rounding_cast_refusal),
+    **dict.fromkeys(_IN_FLOAT32, _in_float32_refusal),
 }
 
 

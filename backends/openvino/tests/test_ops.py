@@ -45,22 +45,23 @@ BINARY_CASES = {
     "add_i32": (torch.add, lambda *s: ints(*s), "aten.add.Tensor"),
     "sub_i64": (torch.sub, lambda *s: ints(*s, dtype=torch.int64), "aten.sub.Tensor"),
     "mul_i32": (torch.mul, lambda *s: ints(*s), "aten.mul.Tensor"),
-    "floor_div_i64": (
+    # Integer division of int32 and int64 runs on the CPU (test_integers_past_2_pow_24_...).
+    "floor_div_i16": (
         lambda x, y: torch.div(x, y, rounding_mode="floor"),
-        lambda *s: nonzero_ints(*s, dtype=torch.int64),
+        lambda *s: nonzero_ints(*s, dtype=torch.int16),
         "aten.div.Tensor_mode",
     ),
-    "floor_div_i32": (
+    "floor_div_i8": (
         lambda x, y: torch.div(x, y, rounding_mode="floor"),
-        lambda *s: nonzero_ints(*s),
+        lambda *s: nonzero_ints(*s, dtype=torch.int8),
         "aten.div.Tensor_mode",
     ),
-    "trunc_div_i32": (
+    "trunc_div_i16": (
         lambda x, y: torch.div(x, y, rounding_mode="trunc"),
-        lambda *s: nonzero_ints(*s),
+        lambda *s: nonzero_ints(*s, dtype=torch.int16),
         "aten.div.Tensor_mode",
     ),
-    "remainder_i32": (torch.remainder, lambda *s: nonzero_ints(*s), "aten.remainder.Tensor"),
+    "remainder_i16": (torch.remainder, lambda *s: nonzero_ints(*s, dtype=torch.int16), "aten.remainder.Tensor"),
     "eq_i64_to_bool": (torch.eq, lambda *s: torch.randint(0, 3, s), "aten.eq.Tensor"),
 }
 
@@ -208,3 +209,21 @@ def test_embedding_matches_eager(tmp_path):
     check_against_eager(
         WithWeights(lambda: torch.nn.Embedding(10, 4)), inputs, tmp_path, expect_delegated=["aten.embedding.default"]
     )
+
+
+BIG_INTEGERS = {
+    "max": (lambda x, y: x.max().reshape(1), "aten::max.unary_out"),
+    "amax": (lambda x, y: x.amax(dim=1), "aten::amax.out"),
+    "floor_div": (lambda x, y: torch.div(x, y, rounding_mode="floor"), "aten::div.out_mode"),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("case", BIG_INTEGERS, ids=str)
+def test_integers_past_2_pow_24_are_divided_and_compared_on_the_cpu(case, dtype, tmp_path):
+    # OpenVINO's CPU plugin computes these in float32: 100000001 would come back 100000000.
+    op, cpu_op = BIG_INTEGERS[case]
+    big = [torch.tensor([[100000001, -3, 77777777, 5]], dtype=dtype), torch.randint(2**24, 2**30, (1, 4), dtype=dtype)]
+    inputs = [(x, torch.tensor([[3, 7, -10, 2]], dtype=dtype)) for x in big]
+    lowered = check_against_eager(Binary(lambda x, y: op(x, y) + 1), inputs, tmp_path)
+    assert cpu_op in lowered.cpu_ops()
