@@ -99,6 +99,7 @@ class OpenvinoPartitioner(Partitioner):
                 node.meta["delegation_tag"] = tag
             tags[tag] = self.delegation_spec
         tag_constant_data(exported_program)
+        _untag_constants_read_outside(exported_program)
         owned = tag_owned_buffers(exported_program)
         warn_about_unpacks_on_cpu(exported_program.graph, constant_input_names(exported_program))
         logger.info("OpenVINO partitioner: %d partition(s), %d buffer(s) kept as OpenVINO state", len(tags), len(owned))
@@ -111,6 +112,19 @@ class OpenvinoPartitioner(Partitioner):
         return CapabilityBasedPartitioner(
             exported_program.graph_module, support, allows_single_node_partition=True
         ).propose_partitions()
+
+
+def _untag_constants_read_outside(exported_program: ExportedProgram) -> None:
+    """Leaves a weight or buffer with ExecuTorch when anything outside its partition reads it.
+
+    ExecuTorch's ``tag_constant_data`` gives a constant its partition's tag even when the
+    program also returns it or a CPU op reads it, and lowering then fails ("constant data
+    node ... has user (output)"). Untagged, it enters the delegate as an input instead.
+    """
+    for node in exported_program.graph.nodes:
+        tag = node.meta.get("delegation_tag") if node.op == "placeholder" else None
+        if tag is not None and any(user.meta.get("delegation_tag") != tag for user in node.users):
+            del node.meta["delegation_tag"]
 
 
 def _asserts_on_values_only_they_read(partitions: list) -> Dict[str, str]:

@@ -125,3 +125,23 @@ def test_size_checks_of_a_value_made_on_the_cpu_stay_on_the_cpu(tmp_path):
     for _ in range(2):  # a different count above 0.5 each call
         inputs = (torch.rand(2, 10),)
         assert_close(run(method, inputs), eager(model, inputs))
+
+
+class ReturnsItsWeight(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(4, 4))
+        self.register_buffer("scale", torch.full((4,), 3.0))
+
+    def forward(self, x):
+        return self.weight, self.scale, (x @ self.weight) * self.scale
+
+
+def test_a_weight_the_program_also_returns_enters_the_delegate_as_an_input(tmp_path):
+    model = ReturnsItsWeight()
+    lowered = lower(model, (torch.randn(4, 4),), tmp_path)
+    assert "aten.mm.default" in lowered.delegated_ops()
+    method = lowered.load_method()
+    for _ in range(2):
+        inputs = (torch.randn(4, 4),)
+        assert_close(run(method, inputs), eager(model, inputs))
