@@ -115,15 +115,16 @@ class OpenvinoPartitioner(Partitioner):
 
 
 def _untag_constants_read_outside(exported_program: ExportedProgram) -> None:
-    """Leaves a weight or buffer with ExecuTorch when anything outside its partition reads it.
+    """Leaves a weight or buffer with ExecuTorch when the program returns it or a CPU op reads it.
 
-    ExecuTorch's ``tag_constant_data`` gives a constant its partition's tag even when the
-    program also returns it or a CPU op reads it, and lowering then fails ("constant data
-    node ... has user (output)"). Untagged, it enters the delegate as an input instead.
+    ExecuTorch's ``tag_constant_data`` gives a constant its partition's tag even then, and
+    lowering fails ("constant data node ... has user (output)"). Untagged, it enters the
+    delegate as an input instead. (A constant two partitions read is copied into each, as
+    before.)
     """
     for node in exported_program.graph.nodes:
         tag = node.meta.get("delegation_tag") if node.op == "placeholder" else None
-        if tag is not None and any(user.meta.get("delegation_tag") != tag for user in node.users):
+        if tag is not None and any(user.meta.get("delegation_tag") is None for user in node.users):
             del node.meta["delegation_tag"]
 
 
