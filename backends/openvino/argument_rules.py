@@ -79,7 +79,8 @@ def _rounding_cast_refusal(node: torch.fx.Node) -> Optional[str]:
 # OpenVINO 2026.4.1's CPU plugin computes these in float32 when given integers, which
 # holds every integer only below 2**24: the int32 max of [100000001, 3] came back
 # 100000000, and 100000001 // 3 came back 33333334. Such nodes run on the CPU. Its add,
-# multiply, cumsum and top-k are exact. Its remainder is not either, but ExecuTorch's
+# multiply, cumsum and top-k are exact; an integer sum becomes a cumsum
+# (passes/exact_integer_sum.py). Its remainder is not exact either, but ExecuTorch's
 # portable remainder takes the dividend's sign (-3 % 7 gives -3, not 4), so that stays.
 _FLOAT32_EXACT_BELOW = 2**24
 _IN_FLOAT32 = frozenset(

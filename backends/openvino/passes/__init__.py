@@ -11,6 +11,7 @@ import torch
 
 from .cast_reduction_input import cast_reduction_input
 from .decompose_integer_floor_divide import decompose_integer_floor_divide
+from .exact_integer_sum import exact_integer_sum
 from .expand_lone_dequantize import expand_lone_dequantize
 from .explicit_var_correction import explicit_var_correction
 from .fold_miscomputed_constants import fold_miscomputed_constants
@@ -22,6 +23,8 @@ from .wrap_negative_indices import wrap_negative_indices
 
 PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     decompose_integer_floor_divide,
+    # Before the fold and the cast, which then treat its cumsum as any other.
+    exact_integer_sum,
     # Before the cast: a folded cumsum needs none.
     fold_miscomputed_constants,
     cast_reduction_input,

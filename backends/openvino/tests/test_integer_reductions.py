@@ -113,3 +113,21 @@ def test_pi0_masks_and_positions_over_816_tokens(cumsum_dtype, tmp_path):
     check_against_eager(
         Pi0Masks(cumsum_dtype), inputs, tmp_path, expect_delegated=["aten.bitwise_and.Tensor", "aten.cumsum.default"]
     )
+
+
+# OpenVINO's CPU plugin sums integers in float32, exact only below 2**24: the sums are
+# computed as a cumsum instead (passes/exact_integer_sum.py).
+
+
+def test_sum_of_int32_values_past_2_pow_24_is_exact(tmp_path):
+    inputs = [(2**24 + torch.randint(0, 1000, (3, 4, 5), dtype=torch.int32),) for _ in range(2)]
+    model = Fn(lambda x: (x.sum(-1), x.sum(), x.sum((0, 2), keepdim=True)))
+    check_against_eager(model, inputs, tmp_path, expect_delegated=["aten.sum.dim_IntList"])
+
+
+def test_sum_over_a_uint8_image_is_exact(tmp_path):
+    # 3 x 160 x 160 pixels: a sum past 2**24 once the pixels average above 218.
+    inputs = [(torch.randint(200, 256, (1, 3, 160, 160), dtype=torch.uint8),) for _ in range(2)]
+    check_against_eager(
+        Fn(lambda image: image.sum((1, 2, 3))), inputs, tmp_path, expect_delegated=["aten.sum.dim_IntList"]
+    )

@@ -1,0 +1,89 @@
+"""Integer sums written as a cumsum and its last element, which OpenVINO computes exactly.
+
+OpenVINO 2026.4.1's CPU plugin computes ReduceSum of integers in float32, which holds
+every integer only below 2**24: the int32 sum of [100000001, 3] came back 100000000,
+and so would the sum of a uint8 image of 2 megapixels. Its CumSum of integers is
+exact. So ``x.sum(dims)`` of a bool or integer ``x`` becomes: move the summed
+dimensions last, flatten them into one, cumsum along it in the result's dtype, and take
+the last element. A dimension of dynamic size can only be summed alone (no flattening).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import List, Optional
+
+import torch
+from executorch.exir.dialects._ops import ops as exir_ops
+
+from ..node_names import op_name
+
+logger = logging.getLogger(__name__)
+
+_SUMS = ("aten.sum.dim_IntList", "aten.sum.default")
+
+
+def _summed_dims(node: torch.fx.Node, rank: int) -> List[int]:
+    dims = node.args[1] if op_name(node) == "aten.sum.dim_IntList" and len(node.args) > 1 else None
+    if not dims:
+        return list(range(rank))
+    return sorted({dim % rank for dim in dims})
+
+
+def _keepdim(node: torch.fx.Node) -> bool:
+    if op_name(node) != "aten.sum.dim_IntList":
+        return False
+    return bool(node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False))
+
+
+def _call(graph: torch.fx.Graph, op, args: tuple, value: torch.Tensor, kwargs: Optional[dict] = None) -> torch.fx.Node:
+    node = graph.call_function(op, args, kwargs or {})
+    node.meta = {"val": value}
+    return node
+
+
+def exact_integer_sum(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """Rewrites each sum of a bool or integer tensor into cumsum-then-last (see the module)."""
+    graph = graph_module.graph
+    changed = False
+    for node in list(graph.nodes):
+        if node.op != "call_function" or op_name(node) not in _SUMS:
+            continue
+        source, result = node.args[0], node.meta.get("val")
+        value = source.meta.get("val") if isinstance(source, torch.fx.Node) else None
+        if not isinstance(value, torch.Tensor) or not isinstance(result, torch.Tensor) or value.dim() == 0:
+            continue
+        if value.dtype.is_floating_point or value.dtype.is_complex:
+            continue
+        dims = _summed_dims(node, value.dim())
+        static = all(isinstance(size, int) for size in value.shape)
+        if len(dims) > 1 and not static:
+            continue  # flattening dims of dynamic size is left alone
+        kept = [dim for dim in range(value.dim()) if dim not in dims]
+        with graph.inserting_before(node):
+            current, current_value = source, value
+            order = kept + dims
+            if order != list(range(value.dim())):
+                current_value = current_value.permute(order)
+                current = _call(graph, exir_ops.edge.aten.permute_copy.default, (current, order), current_value)
+            axis = len(kept)
+            if len(dims) > 1:
+                shape = [value.shape[dim] for dim in kept] + [-1]
+                current_value = current_value.reshape(shape)
+                current = _call(graph, exir_ops.edge.aten.view_copy.default, (current, shape), current_value)
+            current_value = torch.cumsum(current_value, axis, dtype=result.dtype)
+            current = _call(
+                graph, exir_ops.edge.aten.cumsum.default, (current, axis), current_value, {"dtype": result.dtype}
+            )
+            current_value = current_value.narrow(axis, current_value.shape[axis] - 1, 1)
+            current = _call(graph, exir_ops.edge.aten.slice_copy.Tensor, (current, axis, -1), current_value)
+            shape = list(result.shape)
+            current = _call(graph, exir_ops.edge.aten.view_copy.default, (current, shape), current_value.reshape(shape))
+        node.replace_all_uses_with(current)
+        graph.erase_node(node)
+        logger.debug("%s: integer sum over %s computed as a cumsum", node.name, dims)
+        changed = True
+    if changed:
+        graph.eliminate_dead_code()
+        graph_module.recompile()
+    return graph_module
