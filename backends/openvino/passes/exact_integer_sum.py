@@ -75,10 +75,11 @@ def exact_integer_sum(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModul
             current = _call(
                 graph, exir_ops.edge.aten.cumsum.default, (current, axis), current_value, {"dtype": result.dtype}
             )
-            current_value = current_value.narrow(axis, current_value.shape[axis] - 1, 1)
-            current = _call(graph, exir_ops.edge.aten.slice_copy.Tensor, (current, axis, -1), current_value)
-            shape = list(result.shape)
-            current = _call(graph, exir_ops.edge.aten.view_copy.default, (current, shape), current_value.reshape(shape))
+            current_value = current_value.select(axis, -1)
+            current = _call(graph, exir_ops.edge.aten.select_copy.int, (current, axis, -1), current_value)
+            for dim in dims if _keepdim(node) else ():  # in increasing order: each lands where it was
+                current_value = current_value.unsqueeze(dim)
+                current = _call(graph, exir_ops.edge.aten.unsqueeze_copy.default, (current, dim), current_value)
         node.replace_all_uses_with(current)
         graph.erase_node(node)
         logger.debug("%s: integer sum over %s computed as a cumsum", node.name, dims)

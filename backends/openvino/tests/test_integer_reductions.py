@@ -131,3 +131,17 @@ def test_sum_over_a_uint8_image_is_exact(tmp_path):
     check_against_eager(
         Fn(lambda image: image.sum((1, 2, 3))), inputs, tmp_path, expect_delegated=["aten.sum.dim_IntList"]
     )
+
+
+def test_sum_of_int32_values_past_2_pow_24_is_exact_for_a_dynamic_batch(tmp_path):
+    def big(rows):
+        return (2**24 + torch.randint(0, 1000, (rows, 5), dtype=torch.int32),)
+
+    batch = torch.export.Dim("batch", min=1, max=8)
+    check_against_eager(
+        Fn(lambda x: (x.sum(-1), x.sum(1, keepdim=True))),
+        [big(3), big(6), big(1)],
+        tmp_path,
+        dynamic_shapes=(({0: batch},),),  # Fn takes *inputs
+        expect_delegated=["aten.sum.dim_IntList"],
+    )
