@@ -273,15 +273,8 @@ def _counted_from_start(add: ov.Node) -> Optional[_Positions]:
     counted, dim = shape.input_value(0).get_node(), _constant_values(size.input_value(1))
     if counted.get_type_name() != "Parameter" or dim is None or len(dim) != 1:
         return None
-    # positions[0]: a Gather of element 0 on axis 0 of the positions Parameter.
-    if (
-        start.get_type_name() != "Gather"
-        or not _is_scalar(start.input_value(1), 0)
-        or not _is_scalar(start.input_value(2), 0)
-    ):
-        return None
-    parameter = start.input_value(0).get_node()
-    if parameter.get_type_name() != "Parameter" or parameter is counted:
+    parameter = _first_position_of(start.output(0))
+    if parameter is None or parameter is counted:
         return None
     return _Positions(parameter, counted, dim[0] % counted.get_output_partial_shape(0).rank.get_length())
 
