@@ -97,6 +97,13 @@ Error PortSpec::check(const Tensor& tensor) const {
       return Error::InvalidArgument;
     }
   }
+  if (tensor.const_data_ptr() == nullptr && tensor.nbytes() > 0) {
+    ET_LOG(Error,
+           "OpenVINO delegate %s: the tensor has no memory (%zu bytes needed); a program exported "
+           "without memory planned for its inputs or outputs needs the application to set them",
+           name_.c_str(), tensor.nbytes());
+    return Error::InvalidArgument;
+  }
   if (rank_is_dynamic_) {
     return Error::Ok;
   }
@@ -137,9 +144,18 @@ bool BoundTensor::has_sizes_of(const Tensor& tensor) const {
          std::equal(sizes_.begin(), sizes_.end(), tensor.sizes().begin());
 }
 
+namespace {
+
+// OpenVINO refuses a tensor without an address even when it holds no bytes, and
+// ExecuTorch gives a zero-byte tensor none: such a tensor is bound to this one.
+alignas(64) unsigned char no_bytes[64];
+
+}  // namespace
+
 const ov::Tensor& BoundTensor::wrap(const Tensor& tensor, const ov::element::Type& type) {
   ov::Shape shape(tensor.sizes().begin(), tensor.sizes().end());
-  tensor_ = ov::Tensor(type, shape, tensor.mutable_data_ptr());
+  void* memory = tensor.nbytes() == 0 ? static_cast<void*>(no_bytes) : tensor.mutable_data_ptr();
+  tensor_ = ov::Tensor(type, shape, memory);
   data_ = tensor.mutable_data_ptr();
   dtype_ = tensor.scalar_type();
   sizes_.assign(tensor.sizes().begin(), tensor.sizes().end());
@@ -174,9 +190,17 @@ Error copy_dynamic_output(ov::Tensor& produced, Tensor& output, const std::strin
            produced.get_byte_size(), output.nbytes());
     return Error::Internal;
   }
-  if (output.nbytes() > 0) {
-    std::memcpy(output.mutable_data_ptr(), produced.data(), output.nbytes());
+  if (output.nbytes() == 0) {
+    return Error::Ok;
   }
+  if (output.mutable_data_ptr() == nullptr) {
+    ET_LOG(Error,
+           "OpenVINO delegate %s: the output has no memory (%zu bytes produced); a program exported "
+           "without memory planned for its outputs needs the application to set them",
+           name.c_str(), output.nbytes());
+    return Error::InvalidArgument;
+  }
+  std::memcpy(output.mutable_data_ptr(), produced.data(), output.nbytes());
   return Error::Ok;
 }
 

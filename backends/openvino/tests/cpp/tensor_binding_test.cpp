@@ -3,7 +3,8 @@
  * bound to the ExecuTorch tensors' own memory, so OpenVINO reads and writes the
  * caller's buffers; binding the same tensors again rebinds nothing; binding other
  * memory does rebind. A dynamic output is left to OpenVINO and copied back. An Int
- * (a symbolic size made outside the delegate) goes into a 0-d int64 input.
+ * (a symbolic size made outside the delegate) goes into a 0-d int64 input. A
+ * tensor without memory is refused, unless it holds no bytes.
  *
  * Builds a tiny ov::Model in code (Parameter -> Relu -> Result), compiles it on
  * CPU, and drives InputBinding / OutputBinding as OpenvinoBackend::execute does
@@ -79,6 +80,9 @@ struct OwnedTensor {
                                         data.data(), dim_order.data(), strides.data(), dynamism);
   }
   Tensor tensor() { return Tensor(impl.get()); }
+  // What ExecuTorch hands over for a zero-byte tensor, or for an output a program
+  // left unplanned when the application set no memory for it.
+  void drop_memory() { impl->set_data(nullptr); }
   // Writes values into the same memory (never reallocates it).
   void set(std::initializer_list<float> values) { std::copy(values.begin(), values.end(), data.begin()); }
 };
@@ -230,6 +234,52 @@ void int_input(ov::Core& core) {
          "an int was accepted by a [2, 3] f32 input");
 }
 
+// A tensor of one or more bytes without memory is refused with an error; a
+// zero-byte one (which ExecuTorch gives no memory) is bound and computed.
+void tensors_without_memory(ov::Core& core) {
+  ov::CompiledModel fixed = compile(core, relu_model(ov::PartialShape{2, 3}));
+  ov::InferRequest fixed_request = fixed.create_infer_request();
+  OutputBinding static_output(fixed.outputs()[0], 0);
+  OwnedTensor unplanned({2, 3}, 6);
+  unplanned.drop_memory();
+  EValue unplanned_value(unplanned.tensor());
+  EXPECT(static_output.bind(fixed_request, unplanned_value) == Error::InvalidArgument,
+         "a static output without memory was accepted");
+
+  ov::CompiledModel growing = compile(core, relu_model(ov::PartialShape{ov::Dimension(0, 4), 3}));
+  ov::InferRequest request = growing.create_infer_request();
+  InputBinding input(growing.inputs()[0], 0);
+  OutputBinding dynamic_output(growing.outputs()[0], 0);
+  OwnedTensor in({2, 3}, 6);
+  in.set({1.0f, -2.0f, 3.0f, -4.0f, 5.0f, -6.0f});
+  OwnedTensor out({4, 3}, 12, TensorShapeDynamism::DYNAMIC_BOUND);
+  out.drop_memory();
+  EValue in_value(in.tensor());
+  EValue out_value(out.tensor());
+  EXPECT(bind_and_infer(request, input, dynamic_output, in_value, out_value) == Error::InvalidArgument,
+         "a dynamic output without memory was accepted");
+
+  OwnedTensor empty_in({0, 3}, 0);
+  empty_in.drop_memory();
+  OwnedTensor empty_out({4, 3}, 12, TensorShapeDynamism::DYNAMIC_BOUND);
+  EValue empty_in_value(empty_in.tensor());
+  EValue empty_out_value(empty_out.tensor());
+  EXPECT(bind_and_infer(request, input, dynamic_output, empty_in_value, empty_out_value) == Error::Ok,
+         "a [0, 3] input without memory was refused");
+  EXPECT(empty_out.impl->size(0) == 0, "the output of a [0, 3] input has %d rows",
+         static_cast<int>(empty_out.impl->size(0)));
+
+  ov::CompiledModel empty = compile(core, relu_model(ov::PartialShape{0, 3}));
+  ov::InferRequest empty_request = empty.create_infer_request();
+  InputBinding empty_input(empty.inputs()[0], 0);
+  OutputBinding empty_output(empty.outputs()[0], 0);
+  OwnedTensor static_empty_out({0, 3}, 0);
+  static_empty_out.drop_memory();
+  EValue static_empty_out_value(static_empty_out.tensor());
+  EXPECT(bind_and_infer(empty_request, empty_input, empty_output, empty_in_value, static_empty_out_value) == Error::Ok,
+         "a static [0, 3] program refused its zero-byte tensors");
+}
+
 }  // namespace
 
 int main() {
@@ -239,6 +289,7 @@ int main() {
     static_shapes(core);
     dynamic_output(core);
     int_input(core);
+    tensors_without_memory(core);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "FAILED: exception: %s\n", e.what());
     return 1;
