@@ -18,13 +18,16 @@ constexpr size_t kMagicSize = 6;
 
 // The dtypes a .npy file and an ExecuTorch tensor share. "|" marks one-byte types,
 // which have no byte order.
-constexpr std::array<std::pair<const char*, ScalarType>, 9> kDescrs{{
+constexpr std::array<std::pair<const char*, ScalarType>, 12> kDescrs{{
     {"<f4", ScalarType::Float},
     {"<f8", ScalarType::Double},
     {"<f2", ScalarType::Half},
     {"<i8", ScalarType::Long},
     {"<i4", ScalarType::Int},
     {"<i2", ScalarType::Short},
+    {"<u8", ScalarType::UInt64},
+    {"<u4", ScalarType::UInt32},
+    {"<u2", ScalarType::UInt16},
     {"|i1", ScalarType::Char},
     {"|u1", ScalarType::Byte},
     {"|b1", ScalarType::Bool},
@@ -55,7 +58,7 @@ bool parse_header(const std::string& header, NpyArray& array, std::string& why) 
     }
   }
   if (!known) {
-    why = "its dtype '" + text + "' is not one of <f4 <f8 <f2 <i8 <i4 <i2 i1 u1 b1 (little-endian)";
+    why = "its dtype '" + text + "' is not one of <f4 <f8 <f2 <i8 <i4 <i2 <u8 <u4 <u2 i1 u1 b1 (little-endian)";
     return false;
   }
   const size_t order = value_start(header, "fortran_order");
@@ -128,6 +131,10 @@ bool read_npy(const std::string& path, NpyArray& array, std::string& error) {
   array.bytes.resize(numel * executorch::runtime::elementSize(array.dtype));
   if (!file.read(reinterpret_cast<char*>(array.bytes.data()), static_cast<std::streamsize>(array.bytes.size()))) {
     error = path + ": the file holds fewer values than its shape says";
+    return false;
+  }
+  if (file.peek() != std::char_traits<char>::eof()) {
+    error = path + ": the file holds more values than its shape says";
     return false;
   }
   return true;

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <string>
@@ -30,6 +31,7 @@
 
 #include <executorch/extension/data_loader/mmap_data_loader.h>
 #include <executorch/runtime/backend/backend_options_map.h>
+#include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/backend/options.h>
 #include <executorch/runtime/core/evalue.h>
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
@@ -81,31 +83,29 @@ int usage(const std::string& problem) {
 
 /// Parses argv into `options`; an empty string when it worked, else what was wrong.
 std::string parse(int argc, char** argv, Options& options) {
+  const std::pair<const char*, std::string*> texts[] = {{"--method", &options.method},
+                                                        {"--inference-precision", &options.precision},
+                                                        {"--cache-dir", &options.cache_dir},
+                                                        {"--save-outputs", &options.save_outputs}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    const bool takes_value = arg.rfind("--", 0) == 0;
-    if (takes_value && i + 1 >= argc) return arg + " needs a value";
-    if (arg == "--input") {
-      options.inputs.push_back(argv[++i]);
-    } else if (arg == "--method") {
-      options.method = argv[++i];
-    } else if (arg == "--inference-precision") {
-      options.precision = argv[++i];
-    } else if (arg == "--cache-dir") {
-      options.cache_dir = argv[++i];
-    } else if (arg == "--save-outputs") {
-      options.save_outputs = argv[++i];
-    } else if (arg == "--iterations") {
-      char* end = nullptr;
-      options.iterations = std::strtol(argv[++i], &end, 10);
-      if (*end != '\0' || options.iterations < 1)
-        return std::string("--iterations ") + argv[i] + " is not a count >= 1";
-    } else if (takes_value) {
-      return "unknown option " + arg;
-    } else if (options.program.empty()) {
+    if (arg.rfind("--", 0) != 0) {
+      if (!options.program.empty()) return "one program only; also got " + arg;
       options.program = arg;
+      continue;
+    }
+    const auto text = std::find_if(std::begin(texts), std::end(texts), [&](const auto& t) { return arg == t.first; });
+    if (text == std::end(texts) && arg != "--input" && arg != "--iterations") return "unknown option " + arg;
+    if (i + 1 >= argc) return arg + " needs a value";
+    const char* value = argv[++i];
+    if (text != std::end(texts)) {
+      *text->second = value;
+    } else if (arg == "--input") {
+      options.inputs.push_back(value);
     } else {
-      return "one program only; also got " + arg;
+      char* end = nullptr;
+      options.iterations = std::strtol(value, &end, 10);
+      if (*end != '\0' || options.iterations < 1) return std::string("--iterations ") + value + " is not a count >= 1";
     }
   }
   return options.program.empty() ? "no program given" : "";
@@ -125,9 +125,18 @@ void print_delegates(const MethodMeta& meta) {
     }
   }
   std::printf("delegates:");
-  for (const auto& [id, count] : counts) std::printf(" %s x%d", id.c_str(), count);
-  if (!meta.uses_backend(executorch_openvino::kBackendId)) {
-    std::printf(" (no OpenVINO delegate: every op runs on ExecuTorch's CPU kernels)");
+  for (const auto& [id, count] : counts) {
+    std::printf(" %s x%d", id.c_str(), count);
+    if (id == "OpenvinoBackend") {
+      std::printf(
+          " (ExecuTorch's older OpenVINO backend, not this one: export again with executorch_openvino's "
+          "OpenvinoPartitioner)");
+    } else if (executorch::runtime::get_backend_class(id.c_str()) == nullptr) {
+      std::printf(" (not registered in this runner: the method cannot load)");
+    }
+  }
+  if (counts.empty()) {
+    std::printf(" none (every op runs on ExecuTorch's CPU kernels)");
   }
   std::printf("\n");
 }
@@ -153,9 +162,10 @@ void fill_random(NpyArray& array, std::mt19937& generator) {
   }  // integer, bool and half inputs stay zero
 }
 
-/// Builds input `j` from its .npy file or from random values; false with a message on stderr.
-bool make_input(const TensorInfo& info, size_t j, const std::string* npy_path, std::mt19937& generator,
-                InputTensor& input) {
+/// Builds input `j` from its .npy file or from random values; 0, or an exit status
+/// after a message on stderr.
+int make_input(const TensorInfo& info, size_t j, const std::string* npy_path, std::mt19937& generator,
+               InputTensor& input) {
   const auto planned = info.sizes();
   const auto dim_order = info.dim_order();
   for (size_t d = 0; d < dim_order.size(); ++d) {
@@ -164,20 +174,20 @@ bool make_input(const TensorInfo& info, size_t j, const std::string* npy_path, s
                    "input %zu is planned in a dim order other than the default (channels last?); this "
                    "runner feeds contiguous inputs only\n",
                    j);
-      return false;
+      return kInput;
     }
   }
   if (npy_path != nullptr) {
     std::string error;
     if (!executorch_openvino::runner::read_npy(*npy_path, input.array, error)) {
       std::fprintf(stderr, "input %zu: %s\n", j, error.c_str());
-      return false;
+      return kUsage;
     }
     if (input.array.dtype != info.scalar_type() || input.array.shape.size() != planned.size()) {
       std::fprintf(stderr, "input %zu: %s holds %s with %zu dimensions; the method takes %s with %zu\n", j,
                    npy_path->c_str(), executorch::runtime::toString(input.array.dtype), input.array.shape.size(),
                    executorch::runtime::toString(info.scalar_type()), planned.size());
-      return false;
+      return kInput;
     }
   } else {
     input.array.dtype = info.scalar_type();
@@ -197,27 +207,44 @@ bool make_input(const TensorInfo& info, size_t j, const std::string* npy_path, s
   input.impl = std::make_unique<TensorImpl>(info.scalar_type(), static_cast<TensorImpl::SizesType>(input.sizes.size()),
                                             input.sizes.data(), input.array.bytes.data(), input.dim_order.data(),
                                             input.strides.data());
-  return true;
+  return 0;
 }
 
-/// Builds every input of `method` from the options; an exit status.
-int make_inputs(const Method& method, const MethodMeta& meta, const Options& options,
-                std::vector<InputTensor>& inputs) {
-  if (!options.inputs.empty() && options.inputs.size() != method.inputs_size()) {
-    std::fprintf(stderr, "the method takes %zu inputs; %zu --input files were given\n", method.inputs_size(),
+/// Builds every input of the method from the options; an exit status.
+int make_inputs(const MethodMeta& meta, const Options& options, std::vector<InputTensor>& inputs) {
+  if (!options.inputs.empty() && options.inputs.size() != meta.num_inputs()) {
+    std::fprintf(stderr, "the method takes %zu inputs; %zu --input files were given\n", meta.num_inputs(),
                  options.inputs.size());
     return kInput;
   }
   std::mt19937 generator(0);
-  inputs.resize(method.inputs_size());
-  for (size_t j = 0; j < method.inputs_size(); ++j) {
+  inputs.resize(meta.num_inputs());
+  for (size_t j = 0; j < meta.num_inputs(); ++j) {
     Result<TensorInfo> info = meta.input_tensor_meta(j);
     if (!info.ok()) {
       std::fprintf(stderr, "input %zu is not a tensor; this runner feeds tensors only\n", j);
       return kInput;
     }
     const std::string* path = options.inputs.empty() ? nullptr : &options.inputs[j];
-    if (!make_input(*info, j, path, generator, inputs[j])) return kInput;
+    if (const int status = make_input(*info, j, path, generator, inputs[j]); status != 0) return status;
+  }
+  return 0;
+}
+
+/// Gives memory to the outputs the program left unplanned (exported with
+/// alloc_graph_output=False), each of its largest size; an exit status.
+int give_unplanned_outputs_memory(Method& method, const MethodMeta& meta,
+                                  std::vector<std::unique_ptr<uint8_t[]>>& buffers) {
+  for (size_t i = 0; i < meta.num_outputs(); ++i) {
+    Result<TensorInfo> info = meta.output_tensor_meta(i);
+    if (!info.ok() || info->is_memory_planned() || info->nbytes() == 0) continue;
+    buffers.push_back(std::make_unique<uint8_t[]>(info->nbytes()));
+    const Error error = method.set_output_data_ptr(buffers.back().get(), info->nbytes(), i);
+    if (error != Error::Ok) {
+      std::fprintf(stderr, "output %zu: the method refused the runner's memory (%s)\n", i,
+                   executorch::runtime::to_string(error));
+      return kMethodLoad;
+    }
   }
   return 0;
 }
@@ -260,6 +287,12 @@ double value_at(const NpyArray& array, size_t k) {
       return reinterpret_cast<const int32_t*>(data)[k];
     case ScalarType::Short:
       return reinterpret_cast<const int16_t*>(data)[k];
+    case ScalarType::UInt64:
+      return static_cast<double>(reinterpret_cast<const uint64_t*>(data)[k]);
+    case ScalarType::UInt32:
+      return reinterpret_cast<const uint32_t*>(data)[k];
+    case ScalarType::UInt16:
+      return reinterpret_cast<const uint16_t*>(data)[k];
     case ScalarType::Char:
       return reinterpret_cast<const int8_t*>(data)[k];
     case ScalarType::Byte:
@@ -360,6 +393,8 @@ int run(const Options& options) {
   std::printf("program: %s, method %s: %zu inputs, %zu outputs\n", options.program.c_str(), options.method.c_str(),
               meta->num_inputs(), meta->num_outputs());
   print_delegates(*meta);
+  std::vector<InputTensor> inputs;
+  if (const int status = make_inputs(*meta, options, inputs); status != 0) return status;
 
   executorch_openvino::MethodMemory memory(*meta);
   auto openvino_options = load_options(options);
@@ -372,8 +407,8 @@ int run(const Options& options) {
                  executorch::runtime::to_string(method.error()));
     return kMethodLoad;
   }
-  std::vector<InputTensor> inputs;
-  if (const int status = make_inputs(*method, *meta, options, inputs); status != 0) return status;
+  std::vector<std::unique_ptr<uint8_t[]>> output_buffers;
+  if (const int status = give_unplanned_outputs_memory(*method, *meta, output_buffers); status != 0) return status;
   std::vector<double> milliseconds;
   if (const int status = time_calls(*method, inputs, options.iterations, milliseconds); status != 0) return status;
   if (const int status = report_outputs(*method, options); status != 0) return status;

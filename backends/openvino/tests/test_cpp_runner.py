@@ -13,8 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from executorch.exir import ExecutorchBackendConfig, to_edge, to_edge_transform_and_lower
+from executorch.exir.backend.backend_api import to_backend
+from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
+from executorch.exir.passes import MemoryPlanningPass
 from executorch_openvino import OpenvinoPartitioner
-from harness import lower
+from harness import _CallsLowered, lower
 
 RUNNER = Path(sys.executable).parent / "executorch-openvino-run"
 LATENCY = re.compile(
@@ -112,8 +116,58 @@ def test_runner_refuses_a_wrong_number_of_inputs(split_program, tmp_path):
 def test_runner_refuses_a_file_that_is_not_npy(split_program, tmp_path):
     (tmp_path / "x.npy").write_text("not numpy")
     result = run(split_program[1], "--input", tmp_path / "x.npy", check=False)
-    assert result.returncode == 4
+    assert result.returncode == 1
     assert "is not a .npy file" in result.stderr
+
+
+def test_runner_refuses_an_npy_file_holding_more_values_than_its_shape(split_program, tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((5, 4), dtype=np.float32))
+    with open(tmp_path / "x.npy", "ab") as file:
+        file.write(np.zeros(4, dtype=np.float32).tobytes())
+    result = run(split_program[1], "--input", tmp_path / "x.npy", check=False)
+    assert result.returncode == 1
+    assert "holds more values than its shape says" in result.stderr
+
+
+def test_runner_refuses_an_unknown_option_also_as_the_last_argument(split_program):
+    result = run(split_program[1], "--bogus", check=False)
+    assert result.returncode == 1
+    assert "unknown option --bogus" in result.stderr
+
+
+def test_runner_gives_memory_to_outputs_the_program_left_unplanned(tmp_path):
+    # Exported so, an application sets the outputs' memory itself; the runner does it.
+    model = LinearReluTimesTwo().eval()
+    batch = torch.export.Dim("batch", max=8)
+    exported = torch.export.export(model, (torch.randn(2, 4),), dynamic_shapes=({0: batch},))
+    unplanned = ExecutorchBackendConfig(
+        memory_planning_pass=MemoryPlanningPass(alloc_graph_input=False, alloc_graph_output=False)
+    )
+    program = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner()]).to_executorch(unplanned)
+    (tmp_path / "unplanned.pte").write_bytes(program.buffer)
+    x = torch.randn(5, 4)
+    np.save(tmp_path / "x.npy", x.numpy())
+    run(tmp_path / "unplanned.pte", "--input", tmp_path / "x.npy", "--iterations", 2, "--save-outputs", tmp_path)
+    got = torch.from_numpy(np.load(tmp_path / "output_0.npy"))
+    torch.testing.assert_close(got, model(x).detach(), rtol=1e-5, atol=1e-5)
+
+
+def test_runner_names_a_program_made_for_the_older_openvino_backend(tmp_path):
+    class OpenvinoBackend(BackendDetails):
+        """Stands in for ExecuTorch's older OpenVINO backend: to_backend finds it by
+        its class name, and the program records only that id."""
+
+        @staticmethod
+        def preprocess(edge_program, compile_specs):
+            return PreprocessResult(processed_bytes=b"")
+
+    edge = to_edge(torch.export.export(torch.nn.ReLU(), (torch.randn(2, 3),)))
+    lowered = to_backend("OpenvinoBackend", edge.exported_program(), [])
+    program = to_edge(torch.export.export(_CallsLowered(lowered), (torch.randn(2, 3),))).to_executorch()
+    (tmp_path / "older.pte").write_bytes(program.buffer)
+    result = run(tmp_path / "older.pte", check=False)
+    assert result.returncode == 3
+    assert "ExecuTorch's older OpenVINO backend, not this one" in result.stdout
 
 
 def test_runner_refuses_an_input_planned_channels_last(tmp_path):
