@@ -2,10 +2,10 @@
 // It links no kernel library, so every op of the program must run in the OpenVINO delegate.
 #include <executorch/extension/data_loader/mmap_data_loader.h>
 #include <executorch/extension/memory_allocator/malloc_memory_allocator.h>
+#include <executorch/runtime/core/portable_type/tensor_impl.h>
 #include <executorch/runtime/executor/program.h>
 #include <executorch/runtime/platform/runtime.h>
 #include <executorch_openvino/backend.h>
-#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -14,7 +14,7 @@ using namespace executorch::runtime;
 int main(int argc, char** argv) {
   runtime_init();
   ET_CHECK_MSG(argc == 2, "usage: run_pte model.pte");
-  // The one call into the library: it keeps it linked (see backend.h) and checks registration.
+  // The library registers the delegate when it loads; this checks that it did.
   ET_CHECK_MSG(etov_registration_status() == 0, "the OpenVINO delegate did not register");
   // A mapped program lets the delegate give back its weights' pages once OpenVINO
   // has compiled them; a program read into memory (FileDataLoader) keeps them.
@@ -35,10 +35,18 @@ int main(int argc, char** argv) {
   MemoryManager memory(&method_allocator, &planned, &temp_allocator);
   Result<Method> method = program->load_method("forward", &memory);
   ET_CHECK_MSG(method.ok(), "load_method failed: 0x%x", static_cast<unsigned>(method.error()));
-  for (size_t i = 0; i < method->inputs_size(); ++i) {
-    auto input = method->mutable_input(i).toTensor();
-    ET_CHECK_MSG(input.scalar_type() == executorch::aten::ScalarType::Float, "input %zu is not float", i);
-    std::fill_n(input.mutable_data_ptr<float>(), input.numel(), 1.0f);
+  for (size_t i = 0; i < meta.num_inputs(); ++i) {
+    TensorInfo info = meta.input_tensor_meta(i).get();
+    ET_CHECK_MSG(info.scalar_type() == executorch::aten::ScalarType::Float, "input %zu is not float", i);
+    // Contiguous, at the planned shape; set_input copies the values into the method's memory.
+    std::vector<executorch::aten::SizesType> sizes(info.sizes().begin(), info.sizes().end());
+    std::vector<executorch::aten::DimOrderType> dim_order(info.dim_order().begin(), info.dim_order().end());
+    std::vector<executorch::aten::StridesType> strides(sizes.size(), 1);
+    for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[d];
+    std::vector<float> ones(info.nbytes() / sizeof(float), 1.0f);
+    executorch::runtime::etensor::TensorImpl impl(info.scalar_type(), sizes.size(), sizes.data(), ones.data(),
+                                                  dim_order.data(), strides.data());
+    ET_CHECK_MSG(method->set_input(EValue(executorch::aten::Tensor(&impl)), i) == Error::Ok, "input %zu refused", i);
   }
   ET_CHECK_MSG(method->execute() == Error::Ok, "execute failed");
   for (size_t i = 0; i < method->outputs_size(); ++i) {

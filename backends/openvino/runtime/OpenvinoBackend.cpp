@@ -23,6 +23,7 @@
 #include "blob_reader.h"
 #include "ir_cache.h"
 #include "kv_cache.h"
+#include "openvino_error.h"
 #include "options.h"
 #include "resident_pages.h"
 #include "tensor_binding.h"
@@ -209,7 +210,7 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, co
       delegate->outputs.emplace_back(outputs[i], i);
     }
   } catch (const std::exception& e) {
-    ET_LOG(Error, "OpenVINO delegate: compiling for device %s failed: %s", options.device.c_str(), e.what());
+    log_openvino_error("OpenVINO delegate: compiling for device " + options.device + " failed", e);
     return Error::DelegateInvalidCompatibility;
   }
   keep_what_the_model_reads(*delegate, processed, *blob, borrows_blob, options.cache_dir);
@@ -298,7 +299,7 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
       }
       return Error::Ok;
     } catch (const std::exception& e) {
-      ET_LOG(Error, "OpenVINO delegate: inference failed: %s", e.what());
+      log_openvino_error("OpenVINO delegate: inference failed", e);
       return Error::Internal;
     }
   }

@@ -14,6 +14,8 @@
 #include <executorch/runtime/platform/log.h>
 #include <openvino/runtime/properties.hpp>
 
+#include "openvino_error.h"
+
 namespace executorch_openvino {
 
 using executorch::runtime::Error;
@@ -116,7 +118,7 @@ ov::CompiledModel compile_file(ov::Core& core, const IrFiles& files, const Compi
   try {
     return core.compile_model(files.xml.string(), options.device, compile_config(options));
   } catch (const std::exception& e) {
-    ET_LOG(Error, "OpenVINO model cache: OpenVINO cannot compile %s: %s", files.xml.c_str(), e.what());
+    log_openvino_error("OpenVINO model cache: OpenVINO cannot compile " + files.xml.string(), e);
     return {};
   }
 }

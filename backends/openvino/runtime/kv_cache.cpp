@@ -9,6 +9,8 @@
 
 #include <executorch_openvino/backend.h>
 
+#include "openvino_error.h"
+
 namespace executorch_openvino {
 
 using executorch::aten::ScalarType;
@@ -198,7 +200,7 @@ Error CacheSequence::trim_to(int64_t positions) {
   } catch (const std::exception& e) {
     filled_ = kUnknown;
     ET_LOG(Error, "OpenVINO delegate: going back to position %lld failed: %s; start again at position 0",
-           static_cast<long long>(positions), e.what());
+           static_cast<long long>(positions), openvino_reason(e).c_str());
     return Error::InvalidArgument;
   }
   filled_ = positions;

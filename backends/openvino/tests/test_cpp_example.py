@@ -93,3 +93,28 @@ def test_cmake_package_without_the_wheels_beside_it_says_what_to_set(tmp_path):
     message = " ".join(failure.split())  # CMake wraps the message
     assert "needs the executorch wheel's CMake package" in message, failure[-2000:]
     assert "executorch_DIR to" in message and "OpenVINO_DIR to" in message, failure[-2000:]
+
+
+def test_an_application_that_never_calls_the_library_still_links_it(tmp_path):
+    # ExecuTorch finds the delegate by name, so nothing refers to the library; the
+    # package's target keeps it linked under --as-needed, or it would never register.
+    if skip_reason():
+        pytest.skip(skip_reason())
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "main.cpp").write_text("int main() { return 0; }\n")
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.28)\nproject(app LANGUAGES CXX)\n"
+        "find_package(executorch_openvino CONFIG REQUIRED)\n"
+        "add_executable(app main.cpp)\n"
+        'target_link_options(app PRIVATE "LINKER:--as-needed")\n'
+        "target_link_libraries(app PRIVATE executorch_openvino::backend)\n"
+    )
+    failure = cmake_build(
+        project, tmp_path / "build", ("app",), [f"-DCMAKE_PREFIX_PATH={executorch_openvino.cmake_prefix_path}"]
+    )
+    assert failure is None, failure
+    dynamic = subprocess.run(["readelf", "-d", str(tmp_path / "build" / "app")], capture_output=True, text=True)
+    if dynamic.returncode != 0:
+        pytest.skip("readelf is not installed")
+    assert "libexecutorch_openvino_runtime.so" in dynamic.stdout

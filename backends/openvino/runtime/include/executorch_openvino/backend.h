@@ -7,12 +7,12 @@
  * then load with ExecuTorch's Program or Module API as usual.
  *
  * Call etov_registration_status() once before loading programs: it reports
- * whether the registration worked, and the call is what makes the linker keep
- * the library. Nothing else in an application refers to it (ExecuTorch finds
- * the delegate by name), so with -Wl,--as-needed, the default of several Linux
- * distributions, a library that is never called is dropped from the program
- * and the delegate is never registered. An explicit call works whatever the
- * linker flags or their order, which link options on the target cannot promise.
+ * whether the registration worked. Nothing else in an application refers to
+ * the library (ExecuTorch finds the delegate by name), so with -Wl,--as-needed,
+ * the default of several Linux distributions, a library that is never called
+ * would be dropped and the delegate never registered. The CMake target links it
+ * with --no-as-needed; the call also keeps it linked where that target is not
+ * used, whatever the linker flags or their order.
  */
 #pragma once
 
