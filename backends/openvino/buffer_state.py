@@ -105,33 +105,42 @@ def _constant_targets(program: ExportedProgram) -> Dict[str, str]:
     }
 
 
-def mutation_count(program: ExportedProgram) -> int:
-    """How many of the partition's outputs are new values of buffers (they come first)."""
-    kinds = [spec.kind for spec in program.graph_signature.output_specs]
+def buffer_writes(program: ExportedProgram) -> List[str]:
+    """The placeholder of the buffer that each buffer write writes, in output order.
+
+    A partition's buffer writes are its first outputs, in the order the program
+    makes them, which need not be the order of the buffers among its inputs
+    (``self.v.copy_(...)`` before ``self.k.copy_(...)``).
+    """
+    specs = program.graph_signature.output_specs
+    kinds = [spec.kind for spec in specs]
     count = kinds.count(OutputKind.BUFFER_MUTATION)
     if kinds[:count] != [OutputKind.BUFFER_MUTATION] * count:
         raise RuntimeError(f"OpenVINO delegate: buffer writes are not the first outputs: {kinds}")
-    return count
+    placeholders = {
+        spec.target: spec.arg.name for spec in program.graph_signature.input_specs if spec.kind == InputKind.BUFFER
+    }
+    return [placeholders[spec.target] for spec in specs[:count]]
 
 
 def keep_buffers_as_state(
-    model: ov.Model, initial: Mapping[str, torch.Tensor], parameter_names: List[str], mutations: int
+    model: ov.Model, initial: Mapping[str, torch.Tensor], parameter_names: List[str], writes: List[str]
 ) -> ov.Model:
-    """Turns the buffer parameters and the first `mutations` results into OpenVINO variables.
+    """Turns the buffer parameters and the results that write them into OpenVINO variables.
 
     `parameter_names` names the model's parameters in order; those found in
-    `initial` are buffers, whose new values are the first results, in the same
-    order as the buffers appear among the parameters.
+    `initial` are buffers. The first results are their new values, result i
+    writing the buffer whose placeholder is ``writes[i]`` (``buffer_writes``).
     """
     if not initial:
         return model
-    parameters = model.get_parameters()
+    parameters = dict(zip(parameter_names, model.get_parameters()))
     results = model.get_results()
-    buffers = [(parameter, name) for parameter, name in zip(parameters, parameter_names) if name in initial]
-    if len(buffers) != mutations:
-        raise RuntimeError(f"OpenVINO delegate: {len(buffers)} written buffers but {mutations} buffer writes")
+    if sorted(writes) != sorted(initial):
+        raise RuntimeError(f"OpenVINO delegate: written buffers {sorted(initial)} but buffer writes {writes}")
     sinks = []
-    for (parameter, name), result in zip(buffers, results[:mutations]):
+    for name, result in zip(writes, results[: len(writes)]):
+        parameter = parameters[name]
         stored = STORED_AS.get(initial[name].dtype, initial[name].dtype)
         variable = _variable(name, parameter, OPENVINO_TYPES[stored])
         value = ov_ops.read_value(_initial_value(initial[name].to(stored), parameter), variable)
@@ -141,8 +150,8 @@ def keep_buffers_as_state(
         write = ov.op.assign(value, variable)
         write.input(0).replace_source_output(_converted(result.input_value(0), OPENVINO_TYPES[stored]))
         sinks.append(write)
-    kept_parameters = [p for p, name in zip(parameters, parameter_names) if name not in initial]
-    stateful = ov.Model(results[mutations:], sinks, kept_parameters, model.get_friendly_name())
+    kept_parameters = [parameter for name, parameter in parameters.items() if name not in initial]
+    stateful = ov.Model(results[len(writes) :], sinks, kept_parameters, model.get_friendly_name())
     stateful.validate_nodes_and_infer_types()
     return stateful
 

@@ -17,7 +17,7 @@ import openvino.opset13 as ov_ops
 from openvino.frontend import FrontEndManager
 from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 
-from .buffer_state import buffer_initial_values, constant_inputs, keep_buffers_as_state, mutation_count
+from .buffer_state import buffer_initial_values, buffer_writes, constant_inputs, keep_buffers_as_state
 from .copy_rules import copy_source
 from .dtypes import OPENVINO_TYPES
 from .kv_cache_growth import grow_kv_caches
@@ -101,7 +101,7 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
     model = _restore_output_positions(model, output_positions)
     _convert_outputs_to_torch_dtypes(model, expected_outputs)
     model = keep_buffers_as_state(
-        model, buffer_initial_values(edge_program), [node.name for node in placeholders], mutation_count(edge_program)
+        model, buffer_initial_values(edge_program), [node.name for node in placeholders], buffer_writes(edge_program)
     )
     return grow_kv_caches(model)
 

@@ -46,6 +46,20 @@ class WritesOneHeadRows(torch.nn.Module):
         return self.cache.sum(dim=2) * 2
 
 
+class WritesSecondBufferFirst(torch.nn.Module):
+    """Writes its buffers in the other order than it registers them (values before keys)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("first", torch.zeros(4))
+        self.register_buffer("second", torch.zeros(4))
+
+    def forward(self, x):
+        self.second.add_(x)
+        self.first.add_(2 * x)
+        return self.first - self.second
+
+
 def rows_at(call: int):
     return torch.full((1, 2, 4), float(call + 1)), torch.tensor([2 * call, 2 * call + 1])
 
@@ -128,3 +142,15 @@ def test_a_buffer_of_a_type_openvino_cannot_hold_as_state_is_kept_inside_and_cou
     method = program.load_method()
     for _ in range(3):
         assert_close(run(method, inputs), eager(model, inputs))
+
+
+def test_buffers_written_in_another_order_than_registered_keep_their_own_values(tmp_path):
+    model = WritesSecondBufferFirst()
+    x = torch.arange(4.0)
+    program = lower(model, (x,), tmp_path)
+    assert program.delegate_input_counts() == [1]
+    method = program.load_method()
+    reference = copy.deepcopy(model)
+    for call in range(3):  # from the second call on, each result reads both buffers' earlier writes
+        inputs = (x + call,)
+        assert_close(run(method, inputs), eager(reference, inputs))

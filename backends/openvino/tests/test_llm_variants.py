@@ -72,3 +72,24 @@ def test_decoder_variant_lowers_whole_and_decodes_like_eager(variant, dynamic, t
         with torch.no_grad():
             expected = eager(inputs[0], {"input_pos": inputs[1]})
         torch.testing.assert_close(run(method, inputs)[0], expected, rtol=1e-4, atol=1e-4)
+
+
+def test_sliding_window_ring_cache_decodes_past_its_window_like_eager(tmp_path):
+    # The examples' ring cache (local attention over 8 positions on layer 0) writes
+    # its position buffer before its keys and values.
+    from executorch.examples.models.llama.source_transformation.custom_kv_cache import (
+        replace_kv_cache_with_ring_kv_cache,
+    )
+
+    model = decoder("multi_head", dynamic=False)
+    replace_kv_cache_with_ring_kv_cache(model, [8, 0])
+    eager = copy.deepcopy(model)
+    with torch.no_grad():
+        program = lower(model, (torch.tensor([[1]]), {"input_pos": torch.tensor([0])}), tmp_path)
+    assert len(program.delegate_ids()) == 1
+    method = program.load_method()
+    for position, token in enumerate(torch.randint(0, 256, (20,)).tolist()):  # the ring wraps after 16
+        inputs = (torch.tensor([[token]]), torch.tensor([position]))
+        with torch.no_grad():
+            expected = eager(inputs[0], {"input_pos": inputs[1]})
+        torch.testing.assert_close(run(method, inputs)[0], expected, rtol=1e-4, atol=1e-4)
