@@ -25,6 +25,7 @@
 #include "kv_cache.h"
 #include "openvino_error.h"
 #include "options.h"
+#include "quantized_layers.h"
 #include "resident_pages.h"
 #include "tensor_binding.h"
 
@@ -102,6 +103,12 @@ struct CompiledBlob {
 Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& options) {
   ov::Core& core = shared_core();
   CompileSettings settings = options;
+  if (settings.device.rfind("CPU", 0) == 0 && ir_quantizes_values(blob.ir_xml) && !cpu_sums_8bit_products_exactly()) {
+    settings.float_kernels_for_quantized_layers = true;
+    ET_LOG(Info,
+           "OpenVINO delegate: this CPU has no VNNI or AMX, on which OpenVINO's 8-bit kernels saturate; the "
+           "quantized layers run on float kernels, computing the quantized model's values");
+  }
   std::optional<VerifiedIr> verified;
   if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
     Result<CacheLoad> load = load_through_model_cache(core, blob, settings);

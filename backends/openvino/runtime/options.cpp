@@ -207,6 +207,11 @@ ov::AnyMap compile_config(const CompileSettings& options) {
   if (options.inference_num_threads >= 0) {
     config[ov::inference_num_threads.name()] = options.inference_num_threads;
   }
+  if (options.float_kernels_for_quantized_layers) {
+    // The CPU plugin's switch for its low-precision transformations (not in its
+    // public properties; OpenVINO's own tests use it).
+    config["LP_TRANSFORMS_MODE"] = false;
+  }
   return config;
 }
 

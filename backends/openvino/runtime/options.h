@@ -22,6 +22,8 @@ struct CompileSettings {
   std::string cache_dir;           // empty: no model cache
   std::string num_streams;         // empty: what the performance hint picks; else "AUTO" or a count
   int inference_num_threads = -1;  // -1: what the performance hint picks
+  // Set at load, not by a spec: 8-bit layers on float kernels (quantized_layers.h).
+  bool float_kernels_for_quantized_layers = false;
 };
 
 /// The load options (keys in backend.h): settings that win over what the program

@@ -1,15 +1,15 @@
-"""A model quantized to INT8 by NNCF runs whole in OpenVINO, on its INT8 kernels.
+"""A model quantized to INT8 by NNCF runs whole in OpenVINO and computes the quantized model's values.
 
 ``nncf.quantize`` on an exported model's module inserts quantize/dequantize pairs
 on activations and stores weights in int8. OpenVINO folds each pair into the layer
-it guards and runs the layer in 8 bits. INT8 arithmetic rounds differently from
-eager PyTorch's float emulation of it, so the results are compared with eager at a
-quantization tolerance and with OpenVINO running the same program alone, exactly.
+it guards and runs the layer in 8 bits, which rounds differently from eager
+PyTorch's float emulation of it: results are compared with eager at a tolerance of
+a few 8-bit steps. On a CPU without VNNI or AMX, OpenVINO's 8-bit kernels saturate
+and the delegate runs these layers on float kernels (runtime/quantized_layers.h).
 """
 
 from __future__ import annotations
 
-import openvino as ov
 import pytest
 import torch
 from executorch_openvino import openvino_compile_specs
@@ -50,7 +50,8 @@ class SmallCnn(torch.nn.Module):
 
 
 def assert_runs_whole_on_int8_kernels(program, layer_types) -> None:
-    """Nothing on ExecuTorch's CPU kernels, and each of `layer_types` compiled with 8-bit weights."""
+    """Nothing on ExecuTorch's CPU kernels, and each of `layer_types` compiled with 8-bit
+    weights by OpenVINO alone (the delegate does the same where the CPU has VNNI or AMX)."""
     assert program.cpu_ops() == []
     [model] = program.openvino_models()
     for layer_type in layer_types:
@@ -76,22 +77,45 @@ def test_int8_model_runs_whole_in_openvino_on_int8_kernels(tmp_path, quantized):
     assert_runs_whole_on_int8_kernels(program, ("Convolution", "FullyConnected"))
 
 
-def test_int8_model_gives_openvinos_results_and_eagers_within_quantization_error(tmp_path, quantized):
+def assert_quantized_values(ours: torch.Tensor, expected: torch.Tensor) -> None:
+    # A few 8-bit steps of the output, not float32 agreement; saturated sums are 10-25% off.
+    assert_close([ours], [expected], rtol=0.0, atol=0.02 * float(expected.abs().max()))
+
+
+def test_int8_model_gives_the_quantized_models_values(tmp_path, quantized):
     program = lower(quantized, (_images(0),), tmp_path, compile_specs=F32)
-    alone = ov.Core().compile_model(
-        ov.convert_model(torch.export.export(quantized, (_images(0),))), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}
-    )
     method = program.load_method()
     for seed in (1, 2):
         images = _images(seed)
         [ours] = run(method, (images,))
-        assert_close([ours], [torch.from_numpy(alone(images.numpy())[0])], rtol=1e-5, atol=1e-5)
-        # A few 8-bit steps of the output, not float32 agreement.
         [expected] = eager(quantized, (images,))
-        assert_close([ours], [expected], rtol=0.0, atol=0.1 * float(expected.abs().max()))
+        assert_quantized_values(ours, expected)
 
 
-def test_int8_attention_block_runs_whole_on_int8_kernels_with_openvinos_results(tmp_path):
+class Mlp(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.second = torch.nn.Linear(64, 128), torch.nn.Linear(128, 32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.second(torch.relu(self.first(x)))
+
+
+def test_int8_layers_with_weights_past_7_bits_give_the_quantized_models_values(tmp_path):
+    # NNCF's defaults keep 7-bit weights in the first layer only; the second holds
+    # weights up to +-127, whose products saturate 8-bit kernels without VNNI or AMX.
+    torch.manual_seed(0)
+    inputs = [torch.randn(1, 64, generator=torch.Generator().manual_seed(seed)) for seed in range(12)]
+    exported = torch.export.export(Mlp().eval(), (inputs[0],))
+    quantized = nncf.quantize(exported.module(), nncf.Dataset(inputs[4:]), subset_size=8)
+    method = lower(quantized, (inputs[0],), tmp_path, compile_specs=F32).load_method()
+    for x in inputs[1:3]:
+        [ours] = run(method, (x,))
+        [expected] = eager(quantized, (x,))
+        assert_quantized_values(ours, expected)
+
+
+def test_int8_attention_block_runs_whole_on_int8_kernels_with_the_quantized_models_values(tmp_path):
     torch.manual_seed(0)
     tokens = [torch.randn(1, 16, 64, generator=torch.Generator().manual_seed(seed)) for seed in range(6)]
     exported = torch.export.export(AttentionBlock().eval(), (tokens[0],))
@@ -101,12 +125,11 @@ def test_int8_attention_block_runs_whole_on_int8_kernels_with_openvinos_results(
     program = lower(quantized, (tokens[0],), tmp_path, compile_specs=F32)
 
     assert_runs_whole_on_int8_kernels(program, ("FullyConnected",))
-    alone = ov.Core().compile_model(
-        ov.convert_model(torch.export.export(quantized, (tokens[0],))), "CPU", {"INFERENCE_PRECISION_HINT": "f32"}
-    )
     method = program.load_method()
     for x in tokens[:2]:
-        assert_close(run(method, (x,)), [torch.from_numpy(alone(x.numpy())[0])], rtol=1e-5, atol=1e-5)
+        [ours] = run(method, (x,))
+        [expected] = eager(quantized, (x,))
+        assert_close([ours], [expected], rtol=0.0, atol=0.05 * float(expected.abs().max()))
 
 
 @pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
@@ -131,5 +154,5 @@ def test_int8_model_from_nncfs_pt2e_flow_with_folded_weights_runs_whole_on_int8_
     for seed in (1, 2):
         images = _images(seed)
         [expected] = eager(quantized, (images,))
-        # A few 8-bit steps of the output, not float32 agreement.
-        assert_close(run(method, (images,)), [expected], rtol=0.0, atol=0.1 * float(expected.abs().max()))
+        [ours] = run(method, (images,))
+        assert_quantized_values(ours, expected)
