@@ -120,10 +120,21 @@ def _compressed(exported: torch.export.ExportedProgram, settings: Mapping[str, A
     return nncf.compress_weights(exported.module(), **settings)
 
 
-def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool):
+def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool, vocab_size: Optional[int] = None):
+    import dataclasses
+
     from executorch.examples.models.llama.model_args import ModelArgs
 
     settings = json.loads(params.read_text())
+    fields = {field.name for field in dataclasses.fields(ModelArgs)}
+    unknown = sorted(set(settings) - fields)
+    if unknown:
+        raise SystemExit(f"{params}: {', '.join(unknown)} not among ModelArgs' fields: {', '.join(sorted(fields))}")
+    if vocab_size is not None:
+        settings["vocab_size"] = vocab_size
+    if settings.get("vocab_size", ModelArgs.vocab_size) <= 0:
+        # Llama 2's params.json says -1: the size comes from the tokenizer.
+        raise SystemExit(f"{params}: vocab_size is {settings['vocab_size']}; give the tokenizer's with --vocab-size")
     settings.update(
         max_seq_len=max_seq_len, max_context_len=max_seq_len, use_kv_cache=True, enable_dynamic_shape=dynamic_shape
     )
@@ -138,6 +149,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--checkpoint", type=Path, help="its weights (.pth); random weights without it")
     parser.add_argument("--output", type=Path, required=True, help="the .pte to write")
     parser.add_argument("--max-seq-len", type=int, default=256)
+    parser.add_argument("--vocab-size", type=int, help="overrides params.json (whose Llama 2 form says -1)")
     parser.add_argument(
         "--static-shape",
         action="store_true",
@@ -158,11 +170,15 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
 
     from executorch.examples.models.llama.llama_transformer import construct_transformer
 
-    args = _model_args(options.params, options.max_seq_len, not options.static_shape)
+    args = _model_args(options.params, options.max_seq_len, not options.static_shape, options.vocab_size)
     model = construct_transformer(args)
     if options.checkpoint:
         state = torch.load(options.checkpoint, map_location="cpu", weights_only=True)
-        missing, unexpected = model.load_state_dict(state, strict=False)
+        try:
+            missing, unexpected = model.load_state_dict(state, strict=False)
+        except RuntimeError as error:  # sizes that differ: torch lists every tensor
+            first = [line.strip() for line in str(error).splitlines() if "size mismatch" in line][:1]
+            raise SystemExit(f"checkpoint does not fit params: {(first or [str(error)])[0]} ...") from None
         # The caches and the rope tables are buffers the checkpoint does not hold.
         missing = [
             name for name in missing if not name.endswith(("k_cache", "v_cache", "mask", "freqs_cos", "freqs_sin"))

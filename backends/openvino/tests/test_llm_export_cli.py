@@ -1,0 +1,50 @@
+"""``python -m executorch_openvino.llm.export``: params that cannot make the model are
+refused with a message naming what is wrong, before anything is exported."""
+
+import json
+
+import pytest
+import torch
+from executorch.runtime import Runtime
+from executorch_openvino.llm.export import main
+
+TINY = dict(dim=32, n_layers=1, n_heads=2, n_kv_heads=1, vocab_size=64)
+
+
+def write_params(tmp_path, **settings):
+    path = tmp_path / "params.json"
+    path.write_text(json.dumps(settings))
+    return path
+
+
+def test_a_params_key_modelargs_lacks_is_named(tmp_path):
+    params = write_params(tmp_path, **TINY, not_a_field=3)
+    with pytest.raises(SystemExit, match="not_a_field not among ModelArgs' fields"):
+        main(["--params", str(params), "--output", str(tmp_path / "x.pte")])
+
+
+def test_a_vocab_size_of_minus_one_asks_for_the_tokenizers(tmp_path):
+    params = write_params(tmp_path, **{**TINY, "vocab_size": -1})  # as Llama 2's params.json
+    with pytest.raises(SystemExit, match="vocab_size is -1; give the tokenizer's with --vocab-size"):
+        main(["--params", str(params), "--output", str(tmp_path / "x.pte")])
+
+
+def test_vocab_size_option_overrides_params(tmp_path):
+    params = write_params(tmp_path, **{**TINY, "vocab_size": -1})
+    output = tmp_path / "x.pte"
+    main(["--params", str(params), "--output", str(output), "--vocab-size", "48", "--max-seq-len", "16"])
+    program = Runtime.get().load_program(output)
+    assert program.load_method("get_vocab_size").execute([])[0] == 48
+
+
+def test_a_checkpoint_of_other_sizes_is_refused_naming_one_tensor(tmp_path):
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    other = construct_transformer(ModelArgs(**{**TINY, "dim": 64}, max_seq_len=16, use_kv_cache=True))
+    torch.save(other.state_dict(), tmp_path / "model.pth")
+    params = write_params(tmp_path, **TINY)
+    with pytest.raises(SystemExit, match="checkpoint does not fit params: size mismatch for"):
+        main(
+            ["--params", str(params), "--checkpoint", str(tmp_path / "model.pth"), "--output", str(tmp_path / "x.pte")]
+        )
