@@ -1,6 +1,7 @@
 #include "tensor_binding.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -8,6 +9,8 @@
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 #include <executorch/runtime/platform/log.h>
+
+#include <executorch_openvino/backend.h>
 
 namespace executorch_openvino {
 
@@ -207,7 +210,14 @@ Error copy_dynamic_output(ov::Tensor& produced, Tensor& output, const std::strin
 }  // namespace
 
 InputBinding::InputBinding(const ov::Output<const ov::Node>& port, size_t index)
-    : spec_(port, "input " + std::to_string(index)), index_(index) {}
+    : spec_(port, "input " + std::to_string(index)), index_(index) {
+  const std::string prefix = kIndexRowsName;
+  for (const std::string& name : port.get_names()) {
+    if (name.compare(0, prefix.size(), prefix) == 0) {
+      index_rows_ = std::strtoll(name.c_str() + prefix.size(), nullptr, 10);
+    }
+  }
+}
 
 Error InputBinding::bind(ov::InferRequest& request, const EValue& value) {
   shape_changed_ = false;
@@ -220,13 +230,46 @@ Error InputBinding::bind(ov::InferRequest& request, const EValue& value) {
     return Error::InvalidArgument;
   }
   const Tensor& tensor = value.toTensor();
-  if (bound_.matches(tensor)) {
+  if (!bound_.matches(tensor)) {
+    ET_CHECK_OK_OR_RETURN_ERROR(spec_.check(tensor));
+    shape_changed_ = !bound_.has_sizes_of(tensor);
+    request.set_input_tensor(index_, bound_.wrap(tensor, spec_.type()));
+  }
+  return index_rows_ < 0 ? Error::Ok : check_index_range(tensor);
+}
+
+namespace {
+
+// The first value of `values` outside 0 .. rows - 1, or n.
+template <typename T>
+size_t first_outside(const T* values, size_t n, int64_t rows) {
+  for (size_t i = 0; i < n; ++i) {
+    if (values[i] < 0 || static_cast<int64_t>(values[i]) >= rows) return i;
+  }
+  return n;
+}
+
+}  // namespace
+
+Error InputBinding::check_index_range(const Tensor& tensor) const {
+  const size_t n = static_cast<size_t>(tensor.numel());
+  size_t bad = n;
+  int64_t value = 0;
+  if (tensor.scalar_type() == ScalarType::Long) {
+    bad = first_outside(tensor.const_data_ptr<int64_t>(), n, index_rows_);
+    value = bad < n ? tensor.const_data_ptr<int64_t>()[bad] : 0;
+  } else if (tensor.scalar_type() == ScalarType::Int) {
+    bad = first_outside(tensor.const_data_ptr<int32_t>(), n, index_rows_);
+    value = bad < n ? tensor.const_data_ptr<int32_t>()[bad] : 0;
+  }
+  if (bad == n) {
     return Error::Ok;
   }
-  ET_CHECK_OK_OR_RETURN_ERROR(spec_.check(tensor));
-  shape_changed_ = !bound_.has_sizes_of(tensor);
-  request.set_input_tensor(index_, bound_.wrap(tensor, spec_.type()));
-  return Error::Ok;
+  ET_LOG(Error,
+         "OpenVINO delegate %s: index %lld (element %zu) is outside the embedding table, whose rows are "
+         "0..%lld",
+         spec_.name().c_str(), static_cast<long long>(value), bad, static_cast<long long>(index_rows_ - 1));
+  return Error::InvalidArgument;
 }
 
 Error InputBinding::bind_int(ov::InferRequest& request, int64_t value) {

@@ -66,7 +66,8 @@ class BoundTensor {
 
 /// One input of the compiled model, bound to the ExecuTorch tensor's memory.
 /// An Int (a symbolic size made outside the delegate) is written into a 0-d
-/// int64 tensor that stays bound.
+/// int64 tensor that stays bound. An input named as an embedding's indices
+/// (kIndexRowsName) has its values checked against the table on every call.
 class InputBinding {
  public:
   InputBinding(const ov::Output<const ov::Node>& port, size_t index);
@@ -76,12 +77,14 @@ class InputBinding {
 
  private:
   executorch::runtime::Error bind_int(ov::InferRequest& request, int64_t value);
+  executorch::runtime::Error check_index_range(const executorch::aten::Tensor& tensor) const;
 
   PortSpec spec_;
   size_t index_;
   BoundTensor bound_;
   bool shape_changed_ = false;
-  ov::Tensor int_value_;  // allocated and bound at the first Int
+  int64_t index_rows_ = -1;  // the embedding table's rows, when an embedding reads this input
+  ov::Tensor int_value_;     // allocated and bound at the first Int
 };
 
 /// One output of the compiled model. A static output is bound to the ExecuTorch

@@ -116,6 +116,18 @@ def test_input_beyond_its_dynamic_bound_is_refused_untouched_and_the_method_stil
     assert_close(run(method, good), eager(model, good))
 
 
+@pytest.mark.parametrize("bad_id", [10, -1], ids=["past_the_table", "negative"])
+def test_an_index_outside_the_embedding_table_is_refused_naming_it(bad_id, tmp_path, capfd):
+    # OpenVINO's Gather would read zeros (or count from the end); eager raises.
+    model = torch.nn.Embedding(10, 4)
+    method = lower(model, (torch.tensor([[1, 2, 3]]),), tmp_path).load_method()
+    with pytest.raises(RuntimeError):
+        method.execute([torch.tensor([[3, bad_id, 2]])])
+    assert f"index {bad_id} (element 1) is outside the embedding table, whose rows are 0..9" in capfd.readouterr().err
+    for good in ([[9, 0, 5]], [[1, 1, 8]]):
+        assert_close(run(method, (torch.tensor(good),)), eager(model, (torch.tensor(good),)))
+
+
 def test_wrong_number_of_inputs_is_refused_and_the_method_still_works(tmp_path):
     model = AddOne()
     method = lower(model, (torch.randn(2, 3),), tmp_path).load_method()
