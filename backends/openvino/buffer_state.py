@@ -7,8 +7,8 @@ new value lie in one partition, the partition owns the buffer: ExecuTorch then
 passes nothing of it across the delegate boundary. In the OpenVINO model the
 buffer becomes a variable: a ReadValue whose initial value is the buffer's value
 at export, and an Assign of its new value. One infer request per loaded method
-keeps the variables, so they live as long as the loaded method, as ExecuTorch's
-own buffers do.
+keeps the variables, so they live as long as the loaded method; each loaded
+method has its own.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ def tag_owned_buffers(program: ExportedProgram) -> Dict[str, str]:
     """
     signature = program.graph_signature
     new_values = {target: name for name, target in signature.buffers_to_mutate.items()}
+    returned = set(signature.user_outputs)
     nodes = {node.name: node for node in program.graph.nodes}
     owned: Dict[str, str] = {}
     for placeholder, target in signature.inputs_to_buffers.items():
@@ -61,17 +62,21 @@ def tag_owned_buffers(program: ExportedProgram) -> Dict[str, str]:
         tag = writer.meta.get("delegation_tag")
         readers = {user.meta.get("delegation_tag") for user in node.users}
         readers |= {user.meta.get("delegation_tag") for user in writer.users if user.op != "output"}
-        if tag is not None and readers <= {tag}:
+        reason = None
+        if tag is None:
+            reason = "its new value is computed on the CPU"
+        elif not readers <= {tag}:
+            reason = "it is read outside the partition that writes it"
+        elif not node.users:
+            # A variable nothing reads would lose its ReadValue, and with it its definition.
+            reason = "its old value is never read"
+        elif writer.name in returned:
+            reason = "the program also returns its new value"
+        if reason is None:
             node.meta["delegation_tag"] = tag
             owned[target] = tag
         else:
-            logger.info(
-                "OpenVINO partitioner: buffer %r stays outside the delegate: %s",
-                target,
-                "its new value is computed on the CPU"
-                if tag is None
-                else "it is read outside the partition that writes it",
-            )
+            logger.info("OpenVINO partitioner: buffer %r stays outside the delegate: %s", target, reason)
     return owned
 
 

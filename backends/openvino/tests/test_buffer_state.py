@@ -154,3 +154,47 @@ def test_buffers_written_in_another_order_than_registered_keep_their_own_values(
     for call in range(3):  # from the second call on, each result reads both buffers' earlier writes
         inputs = (x + call,)
         assert_close(run(method, inputs), eager(reference, inputs))
+
+
+class OverwritesOneReadsAnother(torch.nn.Module):
+    """`last` is written without its old value being read; `total` is read and written."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(6))
+        self.register_buffer("last", torch.zeros(6))
+
+    def forward(self, x):
+        self.total.add_(x)
+        self.last.copy_(x * 2)
+        return self.total + self.last
+
+
+def test_a_buffer_whose_old_value_is_never_read_stays_with_executorch(tmp_path):
+    # As state it would be a variable nothing reads, which the saved IR loses.
+    model = OverwritesOneReadsAnother()
+    reference = copy.deepcopy(model)
+    method = lower(model, (torch.randn(6),), tmp_path).load_method()
+    for call in range(3):
+        inputs = (torch.randn(6, generator=torch.Generator().manual_seed(call)),)
+        assert_close(run(method, inputs), eager(reference, inputs))
+
+
+class ReturnsItsBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(6))
+
+    def forward(self, x):
+        self.total.add_(x)
+        return self.total
+
+
+def test_a_written_buffer_the_program_also_returns_stays_with_executorch(tmp_path):
+    # ExecuTorch refuses a delegate that owns a buffer whose new value is also an output.
+    model = ReturnsItsBuffer()
+    reference = copy.deepcopy(model)
+    method = lower(model, (torch.randn(6),), tmp_path).load_method()
+    for call in range(3):
+        inputs = (torch.randn(6, generator=torch.Generator().manual_seed(call)),)
+        assert_close(run(method, inputs), eager(reference, inputs))
