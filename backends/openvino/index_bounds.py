@@ -11,7 +11,7 @@ the partition are not checked.
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import List, Optional
 
 import torch
 
@@ -32,12 +32,15 @@ def mark_embedding_indices(parameters: List[ov.Node], placeholders: List[torch.f
             parameter.output(0).get_tensor().add_names({f"{INDEX_ROWS_NAME}{rows}"})
 
 
-def _smallest_table_indexed_by(placeholder: torch.fx.Node):
-    tables: Dict[str, int] = {}
-    for user in placeholder.users:
-        if op_name(user) != "aten.embedding.default" or len(user.args) < 2 or user.args[1] is not placeholder:
-            continue
-        weight = user.args[0].meta.get("val") if isinstance(user.args[0], torch.fx.Node) else None
-        if weight is not None and isinstance(weight.shape[0], int):
-            tables[user.name] = weight.shape[0]
-    return min(tables.values()) if tables else None
+def _smallest_table_indexed_by(placeholder: torch.fx.Node) -> Optional[int]:
+    rows = [
+        user.args[0].meta["val"].shape[0]
+        for user in placeholder.users
+        if op_name(user) == "aten.embedding.default"
+        and len(user.args) > 1
+        and user.args[1] is placeholder
+        and isinstance(user.args[0], torch.fx.Node)
+        and "val" in user.args[0].meta
+    ]
+    static_rows = [count for count in rows if isinstance(count, int)]
+    return min(static_rows) if static_rows else None

@@ -60,6 +60,12 @@ class WritesSecondBufferFirst(torch.nn.Module):
         return self.first - self.second
 
 
+def assert_each_call_matches_eager(method, reference: torch.nn.Module, calls) -> None:
+    """Runs each call's inputs through the loaded method and the eager reference, in order."""
+    for inputs in calls:
+        assert_close(run(method, inputs), eager(reference, inputs))
+
+
 def rows_at(call: int):
     return torch.full((1, 2, 4), float(call + 1)), torch.tensor([2 * call, 2 * call + 1])
 
@@ -146,14 +152,12 @@ def test_a_buffer_of_a_type_openvino_cannot_hold_as_state_is_kept_inside_and_cou
 
 def test_buffers_written_in_another_order_than_registered_keep_their_own_values(tmp_path):
     model = WritesSecondBufferFirst()
+    reference = copy.deepcopy(model)
     x = torch.arange(4.0)
     program = lower(model, (x,), tmp_path)
     assert program.delegate_input_counts() == [1]
-    method = program.load_method()
-    reference = copy.deepcopy(model)
-    for call in range(3):  # from the second call on, each result reads both buffers' earlier writes
-        inputs = (x + call,)
-        assert_close(run(method, inputs), eager(reference, inputs))
+    # From the second call on, each result reads both buffers' earlier writes.
+    assert_each_call_matches_eager(program.load_method(), reference, [(x + call,) for call in range(3)])
 
 
 class OverwritesOneReadsAnother(torch.nn.Module):
@@ -175,9 +179,8 @@ def test_a_buffer_whose_old_value_is_never_read_stays_with_executorch(tmp_path):
     model = OverwritesOneReadsAnother()
     reference = copy.deepcopy(model)
     method = lower(model, (torch.randn(6),), tmp_path).load_method()
-    for call in range(3):
-        inputs = (torch.randn(6, generator=torch.Generator().manual_seed(call)),)
-        assert_close(run(method, inputs), eager(reference, inputs))
+    calls = [(torch.randn(6, generator=torch.Generator().manual_seed(call)),) for call in range(3)]
+    assert_each_call_matches_eager(method, reference, calls)
 
 
 class ReturnsItsBuffer(torch.nn.Module):
@@ -195,6 +198,5 @@ def test_a_written_buffer_the_program_also_returns_stays_with_executorch(tmp_pat
     model = ReturnsItsBuffer()
     reference = copy.deepcopy(model)
     method = lower(model, (torch.randn(6),), tmp_path).load_method()
-    for call in range(3):
-        inputs = (torch.randn(6, generator=torch.Generator().manual_seed(call)),)
-        assert_close(run(method, inputs), eager(reference, inputs))
+    calls = [(torch.randn(6, generator=torch.Generator().manual_seed(call)),) for call in range(3)]
+    assert_each_call_matches_eager(method, reference, calls)
