@@ -208,8 +208,8 @@ ov::AnyMap compile_config(const CompileSettings& options) {
     config[ov::inference_num_threads.name()] = options.inference_num_threads;
   }
   if (options.float_kernels_for_quantized_layers) {
-    // The CPU plugin's switch for its low-precision transformations (not in its
-    // public properties; OpenVINO's own tests use it).
+    // The CPU plugin's switch for its low-precision transformations: an internal
+    // property, not in its public headers (accepted by 2026.4.1).
     config["LP_TRANSFORMS_MODE"] = false;
   }
   return config;
