@@ -41,14 +41,15 @@ STORED_AS = {
 }
 
 
-def tag_owned_buffers(program: ExportedProgram) -> Dict[str, str]:
+def tag_owned_buffers(program: ExportedProgram, shared: FrozenSet[str] = frozenset()) -> Dict[str, str]:
     """Gives each mutated buffer that one partition reads and writes that partition's tag.
 
     Call it after the compute nodes are tagged. Unlike ExecuTorch's
     ``tag_mutated_buffer``, a buffer is taken only when the node that computes its
     new value is in the partition too, and nothing outside the partition reads the
     buffer or its new value: a value kept as state cannot also leave the delegate.
-    Returns buffer name -> tag.
+    Buffers in `shared` (fully qualified names) are used by other methods of the
+    program too (shared_buffers.py) and are never taken. Returns buffer name -> tag.
     """
     signature = program.graph_signature
     new_values = {target: name for name, target in signature.buffers_to_mutate.items()}
@@ -63,7 +64,9 @@ def tag_owned_buffers(program: ExportedProgram) -> Dict[str, str]:
         readers = {user.meta.get("delegation_tag") for user in node.users}
         readers |= {user.meta.get("delegation_tag") for user in writer.users if user.op != "output"}
         reason = None
-        if tag is None:
+        if target in shared:
+            reason = "another method of the program uses it too"
+        elif tag is None:
             reason = "its new value is computed on the CPU"
         elif not readers <= {tag}:
             reason = "it is read outside the partition that writes it"

@@ -22,6 +22,7 @@ from .kept_whole import SDPA, ops_kept_whole
 from .node_names import matches_op_type, op_name
 from .op_support import OpenvinoOperatorSupport, assert_nodes
 from .preprocess import BACKEND_ID
+from .shared_buffers import BuffersAcrossMethods
 from .symint_boundary import symbolic_values_crossing
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class OpenvinoPartitioner(Partitioner):
         self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
         self.op_types_to_skip = frozenset(op_types_to_skip or ())
         self.op_names_to_skip = frozenset(op_names_to_skip or ())
+        self._methods = BuffersAcrossMethods()
 
     def ops_to_not_decompose(
         self, ep: ExportedProgram
@@ -65,7 +67,9 @@ class OpenvinoPartitioner(Partitioner):
         return ops_kept_whole(ep, self.op_types_to_skip, self.op_names_to_skip)
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
-        """Makes views of attention results hold under the kept op's layout (attention_layout.py)."""
+        """Records the method's buffers (shared_buffers.py); makes views of attention results
+        hold under the kept op's layout (attention_layout.py)."""
+        self._methods.record(exported_program)
         if matches_op_type(str(SDPA), self.op_types_to_skip):
             return exported_program
         return copy_before_views_after_attention(exported_program, SDPA)
@@ -98,9 +102,10 @@ class OpenvinoPartitioner(Partitioner):
             for node in partition.nodes:
                 node.meta["delegation_tag"] = tag
             tags[tag] = self.delegation_spec
+        shared = self._methods.shared()
         tag_constant_data(exported_program)
-        _untag_constants_read_outside(exported_program)
-        owned = tag_owned_buffers(exported_program)
+        _untag_constants_read_outside(exported_program, shared)
+        owned = tag_owned_buffers(exported_program, shared)
         warn_about_unpacks_on_cpu(exported_program.graph, constant_input_names(exported_program))
         logger.info("OpenVINO partitioner: %d partition(s), %d buffer(s) kept as OpenVINO state", len(tags), len(owned))
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
@@ -114,17 +119,23 @@ class OpenvinoPartitioner(Partitioner):
         ).propose_partitions()
 
 
-def _untag_constants_read_outside(exported_program: ExportedProgram) -> None:
-    """Leaves a weight or buffer with ExecuTorch when the program returns it or a CPU op reads it.
+def _untag_constants_read_outside(exported_program: ExportedProgram, shared_buffers: FrozenSet[str]) -> None:
+    """Leaves a weight or buffer with ExecuTorch when the program returns it, a CPU op reads
+    it, or another method writes it (`shared_buffers`, by fully qualified name).
 
     ExecuTorch's ``tag_constant_data`` gives a constant its partition's tag even then, and
-    lowering fails ("constant data node ... has user (output)"). Untagged, it enters the
-    delegate as an input instead. (A constant two partitions read is copied into each, as
-    before.)
+    lowering fails ("constant data node ... has user (output)"), or the delegate would
+    keep the value at export. Untagged, it enters the delegate as an input instead. (A
+    constant two partitions read is copied into each, as before.)
     """
+    buffers = exported_program.graph_signature.inputs_to_buffers
     for node in exported_program.graph.nodes:
         tag = node.meta.get("delegation_tag") if node.op == "placeholder" else None
-        if tag is not None and any(user.meta.get("delegation_tag") is None for user in node.users):
+        if tag is None:
+            continue
+        if buffers.get(node.name) in shared_buffers or any(
+            user.meta.get("delegation_tag") is None for user in node.users
+        ):
             del node.meta["delegation_tag"]
 
 
