@@ -1,0 +1,59 @@
+"""A weight that matrix multiplications read both as it is and transposed (a tied
+autoencoder, ``linear(x) @ linear.weight``) gives eager's values: OpenVINO's CPU
+plugin prepares a square weight once per address and would use one way for both."""
+
+import pytest
+import torch
+from harness import assert_close, eager, lower, run
+
+
+class TransposedThenAsItIs(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(8, 8), requires_grad=False)
+
+    def forward(self, x):
+        return (x @ self.w.t()) @ self.w
+
+
+class LinearThenItsWeight(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8, bias=False)
+
+    def forward(self, x):
+        return self.linear(x) @ self.linear.weight
+
+
+class SameLinearTwice(torch.nn.Module):
+    """Reads its weight the same way twice: one constant serves both."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8, bias=False)
+
+    def forward(self, x):
+        return self.linear(torch.relu(self.linear(x)))
+
+
+def assert_two_calls_match_eager(model: torch.nn.Module, dtype: torch.dtype, tmp_path) -> None:
+    model = model.to(dtype).eval()
+    calls = [(torch.randn(3, 8, dtype=dtype),), (torch.randn(3, 8, dtype=dtype),)]
+    program = lower(model, calls[0], tmp_path)
+    assert program.cpu_ops() == []
+    method = program.load_method()
+    for inputs in calls:
+        assert_close(run(method, inputs), eager(model, inputs))
+
+
+def test_a_square_weight_read_transposed_and_as_it_is_matches_eager(tmp_path):
+    assert_two_calls_match_eager(TransposedThenAsItIs(), torch.float32, tmp_path)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_a_linear_layers_weight_read_again_as_it_is_matches_eager(dtype, tmp_path):
+    assert_two_calls_match_eager(LinearThenItsWeight(), dtype, tmp_path)
+
+
+def test_a_weight_read_the_same_way_twice_matches_eager(tmp_path):
+    assert_two_calls_match_eager(SameLinearTwice(), torch.float32, tmp_path)
