@@ -24,6 +24,7 @@ from .op_support import OpenvinoOperatorSupport, assert_nodes
 from .preprocess import BACKEND_ID
 from .shared_buffers import BuffersAcrossMethods
 from .symint_boundary import symbolic_values_crossing
+from .torchao_ops import decompose_torchao_ops
 
 logger = logging.getLogger(__name__)
 
@@ -67,9 +68,11 @@ class OpenvinoPartitioner(Partitioner):
         return ops_kept_whole(ep, self.op_types_to_skip, self.op_names_to_skip)
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
-        """Records the method's buffers (shared_buffers.py); makes views of attention results
-        hold under the kept op's layout (attention_layout.py)."""
+        """Records the method's buffers (shared_buffers.py), decomposes torchao's quantization
+        ops (torchao_ops.py) and makes views of attention results hold under the kept op's
+        layout (attention_layout.py)."""
         self._methods.record(exported_program)
+        exported_program = decompose_torchao_ops(exported_program)
         if matches_op_type(str(SDPA), self.op_types_to_skip):
             return exported_program
         return copy_before_views_after_attention(exported_program, SDPA)
