@@ -57,3 +57,18 @@ def test_a_linear_layers_weight_read_again_as_it_is_matches_eager(dtype, tmp_pat
 
 def test_a_weight_read_the_same_way_twice_matches_eager(tmp_path):
     assert_two_calls_match_eager(SameLinearTwice(), torch.float32, tmp_path)
+
+
+@pytest.mark.parametrize("mode, group_size", [("int8_asym", None), ("int4_sym", 4)])
+def test_a_compressed_weight_read_both_ways_is_refused_naming_it(mode, group_size, tmp_path):
+    """A copy in other bytes does not help there (the plugin shares the scales too): refused, not wrong."""
+    nncf = pytest.importorskip("nncf", reason="needs the quantization extra")
+    example = (torch.randn(3, 8),)
+    settings = {} if group_size is None else {"group_size": group_size}
+    compressed = nncf.compress_weights(
+        torch.export.export(LinearThenItsWeight().eval(), example).module(),
+        mode=nncf.CompressWeightsMode(mode),
+        **settings,
+    )
+    with pytest.raises(RuntimeError, match="compressed weight .* both as it is and transposed"):
+        lower(compressed, example, tmp_path)
