@@ -32,7 +32,7 @@ _DECOMPRESSION = ("Subtract", "Multiply", "Reshape")
 # Ops between a weight and the MatMuls that read it, by their first input.
 _PASSED_THROUGH = ("Convert", "Transpose") + _DECOMPRESSION
 
-# How a MatMul reads a weight: its input port, and where each axis it sees comes from.
+# How a MatMul reads a weight: its input port (the second), and where each axis it sees comes from.
 Way = Tuple[int, Tuple[Hashable, ...]]
 # A path from a weight to a MatMul: each node with the input the weight reaches it by.
 Path = Tuple[Tuple[ov.Node, int], ...]
@@ -46,7 +46,8 @@ def separate_weights_read_both_ways(model: ov.Model) -> int:
     """
     readers_of: Dict[Tuple[ov.Type, Tuple[int, ...]], List[Tuple[ov.Node, Dict[Way, List[Path]]]]] = {}
     for constant in model.get_ordered_ops():
-        if constant.get_type_name() == "Constant":
+        # Only a weight of two axes or more can be read transposed.
+        if constant.get_type_name() == "Constant" and len(constant.get_output_shape(0)) >= 2:
             ways = _ways_read_by_matmuls(constant)
             if ways:
                 key = (constant.get_element_type(), tuple(constant.get_output_shape(0)))
@@ -129,6 +130,14 @@ def _rebuilt(node: ov.Node, source: ov.Output) -> ov.Output:
     raise AssertionError(f"not rebuilt: {kind}")  # paths through decompression are refused before
 
 
+def _is_constant(value: ov.Output) -> bool:
+    """A Constant, or a Constant converted (NNCF's zero point)."""
+    node = value.get_node()
+    if node.get_type_name() == "Convert":
+        node = node.input_value(0).get_node()
+    return node.get_type_name() == "Constant"
+
+
 def _stored_swapped(constant: ov.Node) -> ov.Output:
     """The constant's values, from a copy stored with its last two axes swapped."""
     element_type = constant.get_element_type()
@@ -147,13 +156,16 @@ def _ways_read(target: ov.Input, axes: Tuple[Hashable, ...], path: Path) -> Iter
     kind = node.get_type_name()
     path = path + ((node, target.get_index()),)
     if kind == "MatMul":
-        port = target.get_index()
-        if len(axes) >= 2 and node.get_attributes()["transpose_b" if port == 1 else "transpose_a"]:
+        if target.get_index() != 1:
+            return  # the plugin prepares a MatMul's second input as its weight
+        if node.get_attributes()["transpose_b"]:
             axes = axes[:-2] + (axes[-1], axes[-2])
-        yield (port, axes), path
+        yield (1, axes), path
         return
     if kind not in _PASSED_THROUGH or target.get_index() != 0:
         return  # the first input carries the weight: a zero point or scale is not followed
+    if kind in ("Subtract", "Multiply") and not _is_constant(node.input_value(1)):
+        return  # a weight times an activation is no longer a weight
     if kind == "Transpose":
         order_node = node.input_value(1).get_node()
         if order_node.get_type_name() != "Constant":

@@ -36,6 +36,19 @@ class SameLinearTwice(torch.nn.Module):
         return self.linear(torch.relu(self.linear(x)))
 
 
+class VectorTimesInput(torch.nn.Module):
+    """A vector weight, and the vector times an input, read by products on either side: no
+    weight read both ways (a vector has no transpose)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.rand(8), requires_grad=False)
+
+    def forward(self, x):
+        scaled = self.w * x
+        return scaled @ x + x @ scaled + self.w @ x + x @ self.w
+
+
 def assert_two_calls_match_eager(model: torch.nn.Module, dtype: torch.dtype, tmp_path) -> None:
     model = model.to(dtype).eval()
     calls = [(torch.randn(3, 8, dtype=dtype),), (torch.randn(3, 8, dtype=dtype),)]
@@ -57,6 +70,14 @@ def test_a_linear_layers_weight_read_again_as_it_is_matches_eager(dtype, tmp_pat
 
 def test_a_weight_read_the_same_way_twice_matches_eager(tmp_path):
     assert_two_calls_match_eager(SameLinearTwice(), torch.float32, tmp_path)
+
+
+def test_a_vector_weight_times_an_input_read_on_both_sides_lowers_and_matches_eager(tmp_path):
+    model = VectorTimesInput().eval()
+    calls = [(torch.rand(8, 8),), (torch.rand(8, 8),)]
+    method = lower(model, calls[0], tmp_path).load_method()
+    for inputs in calls:
+        assert_close(run(method, inputs), eager(model, inputs))
 
 
 @pytest.mark.parametrize("mode, group_size", [("int8_asym", None), ("int4_sym", 4)])
