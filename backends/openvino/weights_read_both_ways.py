@@ -12,6 +12,7 @@ weight that several products read the same way (a layer called twice, a tied hea
 keeps one constant, and its one prepared copy. A compressed weight (NNCF's integer
 weights with their decompression) read both ways is refused at lowering: there the
 plugin shares the scales between the ways too, and a copy gave wrong values still.
+So is a weight stored flat and reshaped in the graph, which has no axes to swap.
 """
 
 from __future__ import annotations
@@ -46,8 +47,7 @@ def separate_weights_read_both_ways(model: ov.Model) -> int:
     """
     readers_of: Dict[Tuple[ov.Type, Tuple[int, ...]], List[Tuple[ov.Node, Dict[Way, List[Path]]]]] = {}
     for constant in model.get_ordered_ops():
-        # Only a weight of two axes or more can be read transposed.
-        if constant.get_type_name() == "Constant" and len(constant.get_output_shape(0)) >= 2:
+        if constant.get_type_name() == "Constant":
             ways = _ways_read_by_matmuls(constant)
             if ways:
                 key = (constant.get_element_type(), tuple(constant.get_output_shape(0)))
@@ -88,17 +88,18 @@ def _separate(weight: Dict[Way, List[Path]], element_type: ov.Type) -> int:
     if len(weight) < 2:
         return 0
     constant = next(iter(weight.values()))[0][0][0]
-    decompressed = any(
-        node.get_type_name() in _DECOMPRESSION for paths in weight.values() for path in paths for node, _ in path
-    )
-    if decompressed or element_type.is_integral():
-        # A copy in other bytes was not enough there: the CPU plugin also shares the
-        # decompression's scales between the two ways (0.3 relative error in a trial).
-        name = f"{constant.get_friendly_name()!r} ({element_type.get_type_name()})"
+    kinds = {node.get_type_name() for paths in weight.values() for path in paths for node, _ in path}
+    decompressed = bool(kinds & {"Subtract", "Multiply"})
+    if decompressed or element_type.is_integral() or len(constant.get_output_shape(0)) < 2:
+        # A copy in other bytes was not enough for a compressed weight: the CPU plugin
+        # also shares the decompression's scales between the ways (0.3 off in a trial).
+        name = f"{constant.get_friendly_name()!r} ({element_type.get_type_name()}, {constant.get_output_shape(0)})"
         raise RuntimeError(
-            f"OpenVINO delegate: the compressed weight {name} is read by matrix multiplications both as it is "
-            "and transposed, which OpenVINO's CPU plugin computes one way for both (wrong values). Leave that "
-            "weight uncompressed, e.g. with nncf.compress_weights(..., ignored_scope=nncf.IgnoredScope(...))"
+            f"OpenVINO delegate: weight {name} is read by matrix multiplications both as it is and transposed, "
+            "which OpenVINO's CPU plugin computes one way for both (wrong values). The delegate copies such a "
+            "weight only when it is a float weight of two axes or more, not compressed: leave a compressed "
+            "weight uncompressed (nncf.compress_weights(..., ignored_scope=nncf.IgnoredScope(...))), or store "
+            "the weight in the shape the products read"
         )
     for paths in list(weight.values())[1:]:
         rebuilt: Dict[int, ov.Output] = {}
@@ -121,12 +122,14 @@ def _separate(weight: Dict[Way, List[Path]], element_type: ov.Type) -> int:
 
 
 def _rebuilt(node: ov.Node, source: ov.Output) -> ov.Output:
-    """`node` (a Convert or Transpose) again, reading `source` and its other inputs as before."""
+    """`node` (a Convert, Transpose or Reshape) again, reading `source` and its other inputs as before."""
     kind = node.get_type_name()
     if kind == "Convert":
         return ov_ops.convert(source, node.get_attributes()["destination_type"]).output(0)
     if kind == "Transpose":
         return ov_ops.transpose(source, node.input_value(1)).output(0)
+    if kind == "Reshape":
+        return ov_ops.reshape(source, node.input_value(1), node.get_attributes()["special_zero"]).output(0)
     raise AssertionError(f"not rebuilt: {kind}")  # paths through decompression are refused before
 
 

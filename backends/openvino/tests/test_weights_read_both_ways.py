@@ -49,6 +49,18 @@ class VectorTimesInput(torch.nn.Module):
         return scaled @ x + x @ scaled + self.w @ x + x @ self.w
 
 
+class ReshapedThenReadBothWays(torch.nn.Module):
+    """A weight stored flat, reshaped to a square in the graph, then read both ways."""
+
+    def __init__(self):
+        super().__init__()
+        self.flat = torch.nn.Parameter(torch.randn(64), requires_grad=False)
+
+    def forward(self, x):
+        w = self.flat.reshape(8, 8)
+        return (x @ w.t()) @ w
+
+
 def assert_two_calls_match_eager(model: torch.nn.Module, dtype: torch.dtype, tmp_path) -> None:
     model = model.to(dtype).eval()
     calls = [(torch.randn(3, 8, dtype=dtype),), (torch.randn(3, 8, dtype=dtype),)]
@@ -66,6 +78,11 @@ def test_a_square_weight_read_transposed_and_as_it_is_matches_eager(tmp_path):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_a_linear_layers_weight_read_again_as_it_is_matches_eager(dtype, tmp_path):
     assert_two_calls_match_eager(LinearThenItsWeight(), dtype, tmp_path)
+
+
+def test_a_flat_weight_reshaped_and_read_both_ways_is_refused_naming_it(tmp_path):
+    with pytest.raises(RuntimeError, match=r"weight .*\(f32, \[64\]\) is read by .* both as it is and transposed"):
+        lower(ReshapedThenReadBothWays(), (torch.randn(3, 8),), tmp_path)
 
 
 def test_a_weight_read_the_same_way_twice_matches_eager(tmp_path):
@@ -91,5 +108,5 @@ def test_a_compressed_weight_read_both_ways_is_refused_naming_it(mode, group_siz
         mode=nncf.CompressWeightsMode(mode),
         **settings,
     )
-    with pytest.raises(RuntimeError, match="compressed weight .* both as it is and transposed"):
+    with pytest.raises(RuntimeError, match="weight .* both as it is and transposed"):
         lower(compressed, example, tmp_path)
