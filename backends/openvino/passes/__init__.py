@@ -13,6 +13,7 @@ from .cast_reduction_input import cast_reduction_input
 from .decompose_integer_floor_divide import decompose_integer_floor_divide
 from .exact_integer_sum import exact_integer_sum
 from .expand_lone_dequantize import expand_lone_dequantize
+from .explicit_arange_dtype import explicit_arange_dtype
 from .explicit_var_correction import explicit_var_correction
 from .fold_miscomputed_constants import fold_miscomputed_constants
 from .full_rank_index_put_values import full_rank_index_put_values
@@ -31,6 +32,7 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     rewrite_avg_pool_divisor_override,
     rewrite_embedding_bag_last_offset,
     explicit_var_correction,
+    explicit_arange_dtype,
     wrap_negative_indices,
     full_rank_index_put_values,
     expand_lone_dequantize,
