@@ -15,6 +15,7 @@ import openvino as ov
 from .blob import write_blob
 from .compile_specs import OpenvinoOptions, available_devices, device_type, parse_compile_specs
 from .conversion import separate_returned_inputs, to_openvino_model
+from .greater_as_less import compare_greater_as_less
 from .weights_read_both_ways import separate_weights_read_both_ways
 
 logger = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         model = to_openvino_model(edge_program)
         separate_returned_inputs(model, options.device_type)
         separate_weights_read_both_ways(model)
+        compare_greater_as_less(model)
         warn_if_float64(model)
         check_compiles(model, options)
         return PreprocessResult(processed_bytes=write_blob(model))
