@@ -7,10 +7,13 @@ import logging
 import re
 from typing import List, Optional, Tuple
 
+import sympy
 import torch
 from executorch.exir.passes.memory_format_ops_pass import DimOrderOpsRevertPass
 from executorch.exir.passes.remove_graph_asserts_pass import RemoveGraphAssertsPass
 from torch.export import ExportedProgram
+from torch.utils._sympy.numbers import int_oo
+from torch.utils._sympy.value_ranges import ValueRanges
 
 import openvino as ov
 import openvino.opset13 as ov_ops
@@ -215,6 +218,14 @@ def decoder_input(value: object) -> Tuple[torch.dtype, List[int]]:
     return value.dtype, [size if isinstance(size, int) else -1 for size in value.shape]
 
 
+def _upper_bound(bounds: Optional[ValueRanges]) -> int:
+    """A dimension's largest size, or -1 for none: ``Dim("n")`` without ``max``
+    has torch's ``int_oo``, which calls itself finite but has no integer value."""
+    if bounds is None or bounds.upper in (int_oo, sympy.oo):
+        return -1
+    return int(bounds.upper)
+
+
 def _input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
     """(torch dtype, shape for the decoder, OpenVINO shape with bounds)."""
     value = node.meta.get("val")
@@ -237,6 +248,5 @@ def _input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
         bounds = edge_program.range_constraints.get(size.node.expr)
         # to_edge raises a user's lower bound of 1 to 2 (torch's 0/1 specialization)
         # while ExecuTorch still runs size 1, so the delegate accepts any size from 1.
-        upper = int(bounds.upper) if bounds is not None and bounds.upper.is_finite else -1
-        dims.append(ov.Dimension(1, upper))
+        dims.append(ov.Dimension(1, _upper_bound(bounds)))
     return (*decoder_input(value), ov.PartialShape(dims))

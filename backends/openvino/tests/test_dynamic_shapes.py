@@ -51,6 +51,17 @@ def test_dynamic_input_runs_at_smallest_largest_and_middle_size(tmp_path):
         assert_close(run(method, inputs), eager(model, inputs))
 
 
+def test_a_dimension_without_an_upper_bound_lowers_and_runs_up_to_the_example_size(tmp_path):
+    # ExecuTorch plans an unbounded dimension's memory for the example's size.
+    model = RowsAndColumnSums()
+    lowered = lower(model, (torch.randn(5, 8),), tmp_path, dynamic_shapes=({0: torch.export.Dim("rows")},))
+    assert "aten.mul.Tensor" in lowered.delegated_ops()
+    method = lowered.load_method()
+    for size in (5, 2, 4):
+        inputs = (torch.randn(size, 8),)
+        assert_close(run(method, inputs), eager(model, inputs))
+
+
 class StaticNextToDynamic(torch.nn.Module):
     """A dynamic output next to a static one computed from the same data-dependent view."""
 
