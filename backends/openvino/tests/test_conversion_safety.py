@@ -123,3 +123,50 @@ def test_embedding_bag_with_a_padding_index_stays_on_the_cpu(tmp_path):
     # ExecuTorch's portable kernels have no _embedding_bag, so the program is only lowered.
     lowered = lower(model, (torch.tensor([[0, 1, 2, 0]]),), tmp_path)
     assert lowered.cpu_ops() == ["aten::_embedding_bag.out"]
+
+
+class RangeWithFloatStep(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.arange(0, 1, 0.1)
+
+
+def test_a_range_with_an_integer_start_and_a_float_step_keeps_its_fractions(tmp_path):
+    inputs = [(torch.zeros(10),), (torch.randn(10),)]
+    check_against_eager(RangeWithFloatStep(), inputs, tmp_path, expect_delegated=["aten.arange.start_step"])
+
+
+class RangeToALength(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.arange(0, x.shape[0] // 2, 0.5)
+
+
+def test_a_range_with_a_float_step_to_a_dynamic_end_keeps_its_fractions(tmp_path):
+    inputs = [(torch.zeros(10),), (torch.randn(6),)]
+    length = torch.export.Dim("half", min=1, max=32) * 2
+    check_against_eager(RangeToALength(), inputs, tmp_path, dynamic_shapes=({0: length},))
+
+
+def with_nans(length):
+    values = torch.randn(length)
+    values[::3] = float("nan")
+    return values
+
+
+class GreaterThan(torch.nn.Module):
+    def forward(self, x, y):
+        return x > 0, x >= 0.5, x > y, x >= y
+
+
+def test_a_greater_than_comparison_with_nan_is_false(tmp_path):
+    inputs = [(with_nans(9), with_nans(9).flip(0)) for _ in range(2)]
+    check_against_eager(GreaterThan(), inputs, tmp_path, expect_delegated=["aten.gt.Scalar", "aten.ge.Tensor"])
+
+
+class KeepPositive(torch.nn.Module):
+    def forward(self, x):
+        return torch.where(x > 0, x, torch.full_like(x, 7.0)), (x > 0.5).sum()
+
+
+def test_a_nan_does_not_pass_a_greater_than_condition(tmp_path):
+    inputs = [(with_nans(12),), (with_nans(12),)]
+    check_against_eager(KeepPositive(), inputs, tmp_path, expect_delegated=["aten.where.self", "aten.sum.dim_IntList"])
