@@ -78,7 +78,8 @@ def _rounding_cast_refusal(node: torch.fx.Node) -> Optional[str]:
 
 # OpenVINO 2026.4.1's CPU plugin computes these in float32 when given integers, which
 # holds every integer only below 2**24: the int32 max of [100000001, 3] came back
-# 100000000, and 100000001 // 3 came back 33333334. Such nodes run on the CPU. Its add,
+# 100000000, 100000001 // 3 came back 33333334, and the relu of 2**31 - 1 came back
+# -2**31. Such nodes run on the CPU. Its add,
 # multiply, cumsum and top-k are exact; an integer sum becomes a cumsum
 # (passes/exact_integer_sum.py). Its remainder is not exact either, but ExecuTorch's
 # portable remainder takes the dividend's sign (-3 % 7 gives -3, not 4), so that stays.
@@ -89,11 +90,39 @@ _IN_FLOAT32 = frozenset(
         "aten.amin.default",
         "aten.max.default",
         "aten.min.default",
+        "aten.max.dim",
+        "aten.min.dim",
+        "aten.relu.default",
+        "aten.pow.Tensor_Scalar",
+        "aten.pow.Tensor_Tensor",
         "aten.div.Tensor_mode",
         "aten.div.Scalar_mode",
         "aten.floor_divide.default",
     }
 )
+
+
+# Integer matrix products are computed in float32 too, and their sums of products pass
+# 2**24 from small factors: [[4097, 4097]] @ [[4097], [4097]] lost 2. Every integer
+# dtype stays on the CPU.
+_INTEGER_PRODUCTS = frozenset({"aten.mm.default", "aten.bmm.default", "aten.addmm.default", "aten.baddbmm.default"})
+
+
+def _clamp_refusal(node: torch.fx.Node) -> Optional[str]:
+    value, result = node.args[0].meta.get("val"), node.meta.get("val")
+    if isinstance(value, torch.Tensor) and isinstance(result, torch.Tensor) and value.dtype != result.dtype:
+        # clamp(int tensor, 2.5) is a float in PyTorch; the frontend casts the bounds to
+        # the integer type instead (a uint8 clamp_min(x, -3.5) gave 253).
+        return f"it clamps {value.dtype} values into {result.dtype}; OpenVINO's frontend computes in {value.dtype}"
+    return _in_float32_refusal(node)
+
+
+def _integer_product_refusal(node: torch.fx.Node) -> Optional[str]:
+    for arg in node.args:
+        value = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
+        if isinstance(value, torch.Tensor) and not value.dtype.is_floating_point:
+            return f"OpenVINO's CPU plugin sums its {value.dtype} products in float32, exact only below 2**24"
+    return None
 
 
 def _in_float32_refusal(node: torch.fx.Node) -> Optional[str]:
@@ -118,6 +147,8 @@ ARGUMENT_RULES: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten._embedding_bag.default": _embedding_bag_refusal,
     **dict.fromkeys(DTYPE_CASTS, _rounding_cast_refusal),
     **dict.fromkeys(_IN_FLOAT32, _in_float32_refusal),
+    **dict.fromkeys(_INTEGER_PRODUCTS, _integer_product_refusal),
+    "aten.clamp.default": _clamp_refusal,
 }
 
 

@@ -9,8 +9,10 @@ from typing import Callable, List
 
 import torch
 
+from .accurate_log1p import accurate_log1p
 from .cast_reduction_input import cast_reduction_input
 from .decompose_integer_floor_divide import decompose_integer_floor_divide
+from .exact_float_rounded_division import exact_float_rounded_division
 from .exact_integer_sum import exact_integer_sum
 from .expand_lone_dequantize import expand_lone_dequantize
 from .explicit_arange_dtype import explicit_arange_dtype
@@ -21,9 +23,11 @@ from .rewrite_avg_pool_divisor_override import rewrite_avg_pool_divisor_override
 from .rewrite_embedding_bag_last_offset import rewrite_embedding_bag_last_offset
 from .rewrite_interleaved_rope import rewrite_interleaved_rope
 from .wrap_negative_indices import wrap_negative_indices
+from .zero_dim_view_as_squeeze import zero_dim_view_as_squeeze
 
 PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     decompose_integer_floor_divide,
+    exact_float_rounded_division,
     # Before the fold and the cast, which then treat its cumsum as any other.
     exact_integer_sum,
     # Before the cast: a folded cumsum needs none.
@@ -37,6 +41,8 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     full_rank_index_put_values,
     expand_lone_dequantize,
     rewrite_interleaved_rope,
+    accurate_log1p,
+    zero_dim_view_as_squeeze,
 ]
 
 

@@ -170,3 +170,67 @@ class KeepPositive(torch.nn.Module):
 def test_a_nan_does_not_pass_a_greater_than_condition(tmp_path):
     inputs = [(with_nans(12),), (with_nans(12),)]
     check_against_eager(KeepPositive(), inputs, tmp_path, expect_delegated=["aten.where.self", "aten.sum.dim_IntList"])
+
+
+class FloorDivide(torch.nn.Module):
+    def forward(self, x, y):
+        return x // y, x // 7
+
+
+def test_float_floor_division_of_exact_multiples_is_not_one_below(tmp_path):
+    inputs = [
+        (torch.tensor([-84.0, -168.0, 84.0, -21.0]), torch.tensor([7.0, 14.0, 7.0, 7.0])),
+        (torch.tensor([-180.0, 35.0, -7.0, 0.0]), torch.tensor([15.0, -7.0, 7.0, 3.0])),
+    ]
+    check_against_eager(FloorDivide(), inputs, tmp_path, expect_delegated=["aten.div.Tensor_mode"])
+
+
+class FloorDivideByThree(torch.nn.Module):
+    def forward(self, x):
+        return x // 3
+
+
+def test_float16_floor_division_by_a_constant_is_exact(tmp_path):
+    inputs = [
+        (torch.tensor([3.0, 6.0, 9.0, 36.0], dtype=torch.float16),),
+        (torch.tensor([-36.0, 45.0, 60.0, -3.0], dtype=torch.float16),),
+    ]
+    check_against_eager(FloorDivideByThree(), inputs, tmp_path, rtol=0, atol=0)
+
+
+class TruncDivide(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.div(x, y, rounding_mode="trunc")
+
+
+def test_float_truncating_division_past_2_pow_31_keeps_its_quotient(tmp_path):
+    inputs = [
+        (torch.tensor([1e10, -3e9, 7.5, 1.0]), torch.tensor([1.0, 1.0, -2.0, 0.0])),
+        (torch.tensor([2.0**31, 1e20, -9.0, -1.0]), torch.tensor([1.0, 3.0, 2.0, 0.0])),
+    ]
+    check_against_eager(TruncDivide(), inputs, tmp_path, expect_delegated=["aten.div.Tensor_mode"])
+
+
+class LogOnePlus(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.log1p(x), F.softplus(y)
+
+
+def test_log1p_and_softplus_keep_their_precision_near_zero(tmp_path):
+    small = torch.tensor([1e-9, 3e-8, 1e-7, -1e-5, 0.05, -0.09, 0.5, 3.0])
+    inputs = [
+        (small, torch.tensor([-20.0, -16.0, -14.0, -25.0, 0.0, 1.0, 19.0, 30.0])),
+        (small.flip(0) * 0.7, torch.linspace(-30.0, 0.9, 8)),
+    ]
+    check_against_eager(LogOnePlus(), inputs, tmp_path, rtol=1e-5, atol=0, expect_delegated=["aten.log1p.default"])
+
+
+class Dot(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.einsum("i,i->", a, b)
+
+
+def test_a_product_reshaped_to_0_d_compiles(tmp_path):
+    # A matrix product reshaped to [] crashed OpenVINO's CPU plugin while compiling.
+    inputs = [(torch.randn(5), torch.randn(5)) for _ in range(2)]
+    check_against_eager(Dot(), inputs, tmp_path, expect_delegated=["aten.bmm.default"])

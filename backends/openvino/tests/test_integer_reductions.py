@@ -4,7 +4,7 @@ inputs through one loaded method."""
 
 import pytest
 import torch
-from harness import check_against_eager
+from harness import assert_runs_like_eager, check_against_eager, lower
 
 
 class Fn(torch.nn.Module):
@@ -145,3 +145,32 @@ def test_sum_of_int32_values_past_2_pow_24_is_exact_for_a_dynamic_batch(tmp_path
         dynamic_shapes=(({0: batch},),),  # Fn takes *inputs
         expect_delegated=["aten.sum.dim_IntList"],
     )
+
+
+class IntegerReductionsAndProducts(torch.nn.Module):
+    def forward(self, x, m):
+        return torch.max(x, dim=1).values, torch.relu(x), m @ m
+
+
+def test_int32_max_over_a_dim_relu_and_products_run_on_the_cpu_exactly(tmp_path):
+    # OpenVINO computes these in float32: max of 2**31 - 1 came back -2**31.
+    model = IntegerReductionsAndProducts()
+    big = torch.tensor([[2**31 - 1, 2**31 - 2, 0, -5], [16777217, 16777216, 3, 1]], dtype=torch.int32)
+    square = torch.tensor([[4097, 4097], [4097, 4097]], dtype=torch.int32)
+    inputs = [(big, square), (big.flip(1), square + 1)]
+    lowered = lower(model, inputs[0], tmp_path)
+    assert {"aten::max.dim_max", "aten::relu.out", "aten::mm.out"} <= set(lowered.cpu_ops())
+    assert_runs_like_eager(model, lowered, inputs)
+
+
+class ClampIntoFloats(torch.nn.Module):
+    def forward(self, x):
+        return torch.clamp(x, 2.5, 100.7) * 2
+
+
+def test_an_integer_clamp_to_float_bounds_runs_on_the_cpu(tmp_path):
+    model = ClampIntoFloats()
+    inputs = [(torch.tensor([0, 5, 200, 255], dtype=torch.uint8),), (torch.tensor([3, 1, 101, 7], dtype=torch.uint8),)]
+    lowered = lower(model, inputs[0], tmp_path)
+    assert "aten::clamp.out" in lowered.cpu_ops()
+    assert_runs_like_eager(model, lowered, inputs)
