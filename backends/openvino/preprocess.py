@@ -13,6 +13,7 @@ from torch.export import ExportedProgram
 import openvino as ov
 
 from .blob import write_blob
+from .bool_casts import cast_to_bool_as_not_equal
 from .compile_specs import OpenvinoOptions, available_devices, device_type, parse_compile_specs
 from .conversion import separate_returned_inputs, to_openvino_model
 from .greater_as_less import compare_greater_as_less
@@ -37,6 +38,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         separate_returned_inputs(model, options.device_type)
         separate_weights_read_both_ways(model)
         compare_greater_as_less(model)
+        cast_to_bool_as_not_equal(model)
         warn_if_float64(model)
         check_compiles(model, options)
         return PreprocessResult(processed_bytes=write_blob(model))

@@ -234,3 +234,18 @@ def test_a_product_reshaped_to_0_d_compiles(tmp_path):
     # A matrix product reshaped to [] crashed OpenVINO's CPU plugin while compiling.
     inputs = [(torch.randn(5), torch.randn(5)) for _ in range(2)]
     check_against_eager(Dot(), inputs, tmp_path, expect_delegated=["aten.bmm.default"])
+
+
+class ToBool(torch.nn.Module):
+    def forward(self, ints, floats):
+        return ints.bool(), torch.logical_not(ints), floats.bool()
+
+
+def test_every_nonzero_value_casts_to_true(tmp_path):
+    # The CPU plugin made False of an int32 -2**31 and of a NaN.
+    low = -(2**31)
+    inputs = [
+        (torch.tensor([low, low + 1, 0, 5], dtype=torch.int32), torch.tensor([float("nan"), 0.0, -0.0, 1e-30])),
+        (torch.tensor([1, 0, low, -2], dtype=torch.int32), torch.tensor([0.0, float("nan"), 2.0, float("inf")])),
+    ]
+    check_against_eager(ToBool(), inputs, tmp_path, expect_delegated=["aten.logical_not.default"])
