@@ -16,6 +16,7 @@ from .blob import write_blob
 from .bool_casts import cast_to_bool_as_not_equal
 from .compile_specs import OpenvinoOptions, available_devices, device_type, parse_compile_specs
 from .conversion import separate_returned_inputs, to_openvino_model
+from .fully_masked_attention import zero_fully_masked_attention_rows
 from .greater_as_less import compare_greater_as_less
 from .weights_read_both_ways import separate_weights_read_both_ways
 
@@ -39,6 +40,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         separate_weights_read_both_ways(model)
         compare_greater_as_less(model)
         cast_to_bool_as_not_equal(model)
+        zero_fully_masked_attention_rows(model)
         warn_if_float64(model)
         check_compiles(model, options)
         return PreprocessResult(processed_bytes=write_blob(model))

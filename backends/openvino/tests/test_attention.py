@@ -50,6 +50,26 @@ def test_attention_with_a_bool_mask_is_one_openvino_op(tmp_path):
     )
 
 
+def test_a_query_whose_mask_hides_every_key_gets_zeros_as_in_pytorch(tmp_path):
+    # A padded query: OpenVINO's attention gave NaN for its row.
+    def inputs(hidden_row, as_bool):
+        mask = torch.ones(5, 5, dtype=torch.bool)
+        mask[hidden_row] = False
+        if not as_bool:
+            mask = torch.zeros(5, 5).masked_fill(~mask, float("-inf"))
+        return heads(4), heads(4), heads(4), mask
+
+    for as_bool in (True, False):
+        check_against_eager(
+            MaskedAttention(),
+            [inputs(1, as_bool), inputs(3, as_bool)],
+            tmp_path,
+            expect_delegated=[SDPA],
+            rtol=1e-4,
+            atol=1e-5,
+        )
+
+
 def test_causal_attention_is_one_openvino_op(tmp_path):
     check_against_eager(
         CausalAttention(),

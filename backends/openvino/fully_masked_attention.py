@@ -1,0 +1,60 @@
+"""Attention rows whose mask hides every key come out as zeros, as in PyTorch.
+
+OpenVINO 2026.4.1's ``ScaledDotProductAttention`` gives NaN for a query row whose mask
+hides every key (all False, or all -inf), where PyTorch 2.13 gives zeros: a padded
+query in a batch, silently. The NaN does not stay in its row: the next layer's
+attention multiplies it by a zero weight and spreads it to every query. So such rows
+are set to zero after the attention.
+
+A mask computed only from constants and integer inputs (an LLM's causal mask, chosen
+by the positions) is not padding and is left alone, sparing a decode step the extra
+nodes; a mask that a float or bool input reaches gets the guard.
+"""
+
+from __future__ import annotations
+
+from typing import Set
+
+import numpy as np
+
+import openvino as ov
+import openvino.opset13 as ov_ops
+
+_MASK_PORT = 3
+
+
+def zero_fully_masked_attention_rows(model: ov.Model) -> None:
+    """Puts a Select after each attention whose mask comes from data, in place."""
+    for node in model.get_ordered_ops():
+        if node.get_type_name() != "ScaledDotProductAttention" or node.get_input_size() <= _MASK_PORT:
+            continue
+        mask = node.input_value(_MASK_PORT)
+        if not _reached_by_data(mask.get_node(), set()):
+            continue
+        _guard(node, mask)
+    model.validate_nodes_and_infer_types()
+
+
+def _reached_by_data(node: ov.Node, seen: Set[int]) -> bool:
+    if id(node) in seen:
+        return False
+    seen.add(id(node))
+    if node.get_type_name() == "Parameter":
+        element_type = node.get_output_element_type(0)
+        return element_type == ov.Type.boolean or element_type.is_real()
+    return any(_reached_by_data(node.input_value(port).get_node(), seen) for port in range(node.get_input_size()))
+
+
+def _guard(attention: ov.Node, mask: ov.Output) -> None:
+    if mask.get_element_type() == ov.Type.boolean:
+        visible = mask
+    else:
+        hidden = ov_ops.constant(np.array(-np.inf, dtype=mask.get_element_type().to_dtype()))
+        visible = ov_ops.not_equal(mask, hidden)
+    any_visible = ov_ops.reduce_logical_or(visible, ov_ops.constant(np.array([-1], dtype=np.int64)), keep_dims=True)
+    output = attention.output(0)
+    zero = ov_ops.constant(np.zeros((), dtype=output.get_element_type().to_dtype()))
+    targets = list(output.get_target_inputs())
+    guarded = ov_ops.select(any_visible, output, zero)
+    for target in targets:
+        target.replace_source_output(guarded.output(0))
