@@ -14,16 +14,10 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..node_names import op_name
+from .graph_edits import emit, replace
 
 _SERIES_TERMS = 8
 _SERIES_BELOW = 0.1
-
-
-def _emit(graph: torch.fx.Graph, op, *args) -> torch.fx.Node:
-    node = graph.call_function(op, args)
-    # The frontend types each value from its example; the fake tensors compute it.
-    node.meta["val"] = op(*[arg.meta["val"] if isinstance(arg, torch.fx.Node) else arg for arg in args])
-    return node
 
 
 def accurate_log1p(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -39,17 +33,15 @@ def accurate_log1p(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
         x = node.args[0]
         with graph.inserting_before(node):
             # Horner's form of x * (1 - x * (1/2 - x * (1/3 - ... - x * (1/7 - x / 8)))).
-            series = _emit(graph, aten.mul.Scalar, x, -1 / _SERIES_TERMS)
+            series = emit(graph, aten.mul.Scalar, x, -1 / _SERIES_TERMS)
             for power in range(_SERIES_TERMS - 1, 0, -1):
-                series = _emit(
-                    graph, aten.mul.Tensor, x, _emit(graph, aten.add.Scalar, series, (-1) ** (power + 1) / power)
+                series = emit(
+                    graph, aten.mul.Tensor, x, emit(graph, aten.add.Scalar, series, (-1) ** (power + 1) / power)
                 )
-            near_zero = _emit(graph, aten.lt.Scalar, _emit(graph, aten.abs.default, x), _SERIES_BELOW)
-            log_u = _emit(graph, aten.log.default, _emit(graph, aten.add.Scalar, x, 1))
-            result = _emit(graph, aten.where.self, near_zero, series, log_u)
-        result.meta = dict(node.meta)
-        node.replace_all_uses_with(result)
-        graph.erase_node(node)
+            near_zero = emit(graph, aten.lt.Scalar, emit(graph, aten.abs.default, x), _SERIES_BELOW)
+            log_u = emit(graph, aten.log.default, emit(graph, aten.add.Scalar, x, 1))
+            result = emit(graph, aten.where.self, near_zero, series, log_u)
+        replace(graph, node, result)
         changed = True
     if changed:
         graph_module.recompile()

@@ -21,16 +21,15 @@ comes back wrong).
 
 from __future__ import annotations
 
-import functools
-from typing import Any
-
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..node_names import op_name
+from .graph_edits import emit, replace
 
 _FLOAT_DIVIDES = ("aten.div.Tensor_mode", "aten.floor_divide.default")
 _NARROW_FLOATS = (torch.float16, torch.bfloat16)
+aten = exir_ops.edge.aten
 
 
 def _rounding_mode(node: torch.fx.Node) -> str:
@@ -51,43 +50,29 @@ def _is_rounded_float_division(node: torch.fx.Node) -> bool:
     return mode == "floor" or (mode == "trunc" and value.dtype not in _NARROW_FLOATS)
 
 
-class _Emitter:
-    """Adds edge ops to a graph at its insertion point, each with its example value:
-    ``emit.floor.default(x)``."""
-
-    def __init__(self, graph: torch.fx.Graph, packets: Any = None) -> None:
-        self.graph = graph
-        self.packets = packets
-
-    def __getattr__(self, name: str) -> Any:
-        if self.packets is None:
-            return _Emitter(self.graph, getattr(exir_ops.edge.aten, name))
-        return functools.partial(self._emit, getattr(self.packets, name))
-
-    def _emit(self, overload: Any, *args: Any, **kwargs: Any) -> torch.fx.Node:
-        node = self.graph.call_function(overload, args, kwargs)
-        # The frontend types each value from its example; the fake tensors compute it.
-        examples = [arg.meta["val"] if isinstance(arg, torch.fx.Node) else arg for arg in args]
-        node.meta["val"] = overload(*examples, **kwargs)
-        return node
-
-
-def _corrected_floor(b: _Emitter, dividend, divisor, quotient):
+def _corrected_floor(graph: torch.fx.Graph, dividend, divisor, quotient):
     """floor(dividend / divisor), one unit up or down where the remainder says so."""
-    floored = b.floor.default(quotient)
-    remainder = b.sub.Tensor(dividend, b.mul.Tensor(floored, divisor))
+    floored = emit(graph, aten.floor.default, quotient)
+    remainder = emit(graph, aten.sub.Tensor, dividend, emit(graph, aten.mul.Tensor, floored, divisor))
     # Too large when the remainder is on the other side of zero than the divisor
     # (a product below zero; 0 for an exact quotient).
-    too_large = b.lt.Scalar(b.mul.Tensor(remainder, divisor), 0)
-    lowered = b.where.self(too_large, b.add.Scalar(floored, -1), floored)
+    too_large = emit(graph, aten.lt.Scalar, emit(graph, aten.mul.Tensor, remainder, divisor), 0)
+    lowered = emit(graph, aten.where.self, too_large, emit(graph, aten.add.Scalar, floored, -1), floored)
     # Too small when a whole divisor is left over.
-    too_small = b.ge.Tensor(b.abs.default(remainder), b.abs.default(divisor))
-    return b.where.self(too_small, b.add.Scalar(lowered, 1), lowered)
+    too_small = emit(
+        graph, aten.ge.Tensor, emit(graph, aten.abs.default, remainder), emit(graph, aten.abs.default, divisor)
+    )
+    return emit(graph, aten.where.self, too_small, emit(graph, aten.add.Scalar, lowered, 1), lowered)
 
 
-def _trunc(b: _Emitter, quotient):
+def _trunc(graph: torch.fx.Graph, quotient):
     """trunc(quotient) in floats: the frontend's cast through int32 breaks past 2**31."""
-    return b.mul.Tensor(b.floor.default(b.abs.default(quotient)), b.sign.default(quotient))
+    return emit(
+        graph,
+        aten.mul.Tensor,
+        emit(graph, aten.floor.default, emit(graph, aten.abs.default, quotient)),
+        emit(graph, aten.sign.default, quotient),
+    )
 
 
 def exact_float_rounded_division(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -99,20 +84,17 @@ def exact_float_rounded_division(graph_module: torch.fx.GraphModule) -> torch.fx
         dtype = node.meta["val"].dtype
         dividend, divisor = node.args[0], node.args[1]
         with graph.inserting_before(node):
-            b = _Emitter(graph)
             if _rounding_mode(node) == "trunc":
-                result = _trunc(b, b.div.Tensor(dividend, divisor))
+                result = _trunc(graph, emit(graph, aten.div.Tensor, dividend, divisor))
             else:
                 widen = dtype in _NARROW_FLOATS
                 if widen:
-                    dividend = b._to_copy.default(dividend, dtype=torch.float32)
-                    divisor = b._to_copy.default(divisor, dtype=torch.float32)
-                result = _corrected_floor(b, dividend, divisor, b.div.Tensor(dividend, divisor))
+                    dividend = emit(graph, aten._to_copy.default, dividend, dtype=torch.float32)
+                    divisor = emit(graph, aten._to_copy.default, divisor, dtype=torch.float32)
+                result = _corrected_floor(graph, dividend, divisor, emit(graph, aten.div.Tensor, dividend, divisor))
                 if widen:
-                    result = b._to_copy.default(result, dtype=dtype)
-        result.meta = dict(node.meta)
-        node.replace_all_uses_with(result)
-        graph.erase_node(node)
+                    result = emit(graph, aten._to_copy.default, result, dtype=dtype)
+        replace(graph, node, result)
         changed = True
     if changed:
         graph_module.recompile()

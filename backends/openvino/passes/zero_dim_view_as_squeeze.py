@@ -12,6 +12,7 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..node_names import op_name
+from .graph_edits import emit, replace
 
 
 def zero_dim_view_as_squeeze(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -25,10 +26,8 @@ def zero_dim_view_as_squeeze(graph_module: torch.fx.GraphModule) -> torch.fx.Gra
         if rank == 0:
             continue
         with graph.inserting_before(node):
-            squeezed = graph.call_function(exir_ops.edge.aten.squeeze_copy.dims, (source, list(range(rank))))
-        squeezed.meta = dict(node.meta)
-        node.replace_all_uses_with(squeezed)
-        graph.erase_node(node)
+            squeezed = emit(graph, exir_ops.edge.aten.squeeze_copy.dims, source, list(range(rank)))
+        replace(graph, node, squeezed)
         changed = True
     if changed:
         graph_module.recompile()
