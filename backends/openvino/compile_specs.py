@@ -72,6 +72,10 @@ class OpenvinoOptions:
                 # The CPU plugin stores a fused KV cache in u8 by default, which
                 # moves results away from eager: keep it at the inference precision.
                 config["KV_CACHE_PRECISION"] = self.effective_precision
+                if self.effective_precision == "f32":
+                    # With VNNI or AMX the plugin quantizes the activations of layers
+                    # with compressed weights to int8 by default: not at f32.
+                    config["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = 0
         if self.cache_dir:
             config["CACHE_DIR"] = self.cache_dir
         if self.num_streams is not None:
