@@ -139,6 +139,19 @@ def _in_float32_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+def _constant_pad_refusal(node: torch.fx.Node) -> Optional[str]:
+    value = node.args[0].meta.get("val")
+    fill = node.args[2] if len(node.args) > 2 else node.kwargs.get("value", 0)
+    if isinstance(value, torch.Tensor) and not value.dtype.is_floating_point and float(fill) != _as_float32(fill):
+        # The frontend makes the fill a float32 constant: an int32 pad of 2**31 - 1 wrote -2**31.
+        return f"it pads {value.dtype} with {fill}, which OpenVINO's frontend rounds through float32"
+    return None
+
+
+def _as_float32(number: float) -> float:
+    return torch.tensor(number, dtype=torch.float64).to(torch.float32).item()
+
+
 # Op name -> why a node of that op stays on the CPU, or None when OpenVINO computes it right.
 ARGUMENT_RULES: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten.avg_pool2d.default": functools.partial(_avg_pool_refusal, spatial=2),
@@ -149,6 +162,7 @@ ARGUMENT_RULES: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     **dict.fromkeys(_IN_FLOAT32, _in_float32_refusal),
     **dict.fromkeys(_INTEGER_PRODUCTS, _integer_product_refusal),
     "aten.clamp.default": _clamp_refusal,
+    "aten.constant_pad_nd.default": _constant_pad_refusal,
 }
 
 

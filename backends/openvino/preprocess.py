@@ -13,12 +13,9 @@ from torch.export import ExportedProgram
 import openvino as ov
 
 from .blob import write_blob
-from .bool_casts import cast_to_bool_as_not_equal
 from .compile_specs import OpenvinoOptions, available_devices, device_type, parse_compile_specs
 from .conversion import separate_returned_inputs, to_openvino_model
-from .fully_masked_attention import zero_fully_masked_attention_rows
-from .greater_as_less import compare_greater_as_less
-from .weights_read_both_ways import separate_weights_read_both_ways
+from .ir_passes import match_pytorch_semantics
 
 logger = logging.getLogger(__name__)
 
@@ -37,10 +34,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         options = parse_compile_specs(compile_specs)
         model = to_openvino_model(edge_program)
         separate_returned_inputs(model, options.device_type)
-        separate_weights_read_both_ways(model)
-        compare_greater_as_less(model)
-        cast_to_bool_as_not_equal(model)
-        zero_fully_masked_attention_rows(model)
+        match_pytorch_semantics(model)
         warn_if_float64(model)
         check_compiles(model, options)
         return PreprocessResult(processed_bytes=write_blob(model))

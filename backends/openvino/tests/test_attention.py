@@ -163,3 +163,26 @@ def test_the_users_program_is_not_changed_by_lowering(tmp_path):
     before = str(exported.graph)
     OpenvinoPartitioner().transform_for_pre_decomposition(exported)
     assert str(exported.graph) == before
+
+
+class PaddedBatchAttention(torch.nn.Module):
+    """Hugging Face style: a 0/1 integer attention_mask per key, as a bool and as an additive mask."""
+
+    def forward(self, q, k, v, attention_mask):
+        keep = attention_mask.bool()[:, None, None, :]
+        additive = torch.zeros(attention_mask.shape).masked_fill(attention_mask == 0, float("-inf"))[:, None, None, :]
+        return (
+            F.scaled_dot_product_attention(q, k, v, attn_mask=keep),
+            F.scaled_dot_product_attention(q, k, v, attn_mask=additive),
+        )
+
+
+def test_a_fully_padded_sequence_from_an_integer_attention_mask_gets_zeros(tmp_path):
+    def inputs(padded_sequence):
+        attention_mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+        attention_mask[padded_sequence] = 0
+        return torch.randn(2, 4, 5, 16), torch.randn(2, 4, 5, 16), torch.randn(2, 4, 5, 16), attention_mask
+
+    check_against_eager(
+        PaddedBatchAttention(), [inputs(0), inputs(1)], tmp_path, expect_delegated=[SDPA], rtol=1e-4, atol=1e-5
+    )

@@ -249,3 +249,65 @@ def test_every_nonzero_value_casts_to_true(tmp_path):
         (torch.tensor([1, 0, low, -2], dtype=torch.int32), torch.tensor([0.0, float("nan"), 2.0, float("inf")])),
     ]
     check_against_eager(ToBool(), inputs, tmp_path, expect_delegated=["aten.logical_not.default"])
+
+
+class CompareIntegers(torch.nn.Module):
+    def forward(self, a, b):
+        return a == b, a != b, a < b, a <= b, a > b, a >= b, a == 16777216
+
+
+def test_integers_past_2_pow_24_compare_exactly(tmp_path):
+    # The CPU plugin compared int32 and int64 in float32: 16777217 == 16777216 was True.
+    top = 2**31 - 1
+    for dtype in (torch.int32, torch.int64):
+        (tmp_path / str(dtype)).mkdir()
+        a = torch.tensor([16777217, top, -top - 1, top, 5, -7], dtype=dtype)
+        b = torch.tensor([16777216, top - 1, top, -top - 1, 5, 7], dtype=dtype)
+        check_against_eager(
+            CompareIntegers(),
+            [(a, b), (b, a)],
+            tmp_path / str(dtype),
+            expect_delegated=["aten.eq.Tensor", "aten.lt.Tensor"],
+        )
+
+
+class Extremes(torch.nn.Module):
+    def forward(self, x):
+        pooled = F.max_pool2d(x[None, None], kernel_size=(1, 2), stride=(1, 2))
+        return x.amax(dim=1), torch.max(x, dim=1).values, x.min(dim=1).values, x.max(), pooled
+
+
+def test_the_max_of_values_that_are_all_minus_infinity_is_minus_infinity(tmp_path):
+    # The CPU plugin started maxima from -3.4e38 (and minima from +3.4e38), not from -inf.
+    inf = float("inf")
+    rows = [[-inf, -inf, -inf, -inf], [inf, inf, inf, inf], [-inf, -inf, 2.0, -1.0]]
+    inputs = [(torch.tensor(rows),), (-torch.tensor(rows).flip(0),), (torch.full((3, 4), -inf),)]
+    check_against_eager(Extremes(), inputs, tmp_path, expect_delegated=["aten.amax.default", "aten.max.default"])
+
+
+class PadIntegers(torch.nn.Module):
+    def forward(self, x):
+        return F.pad(x, (1, 2), value=2**31 - 1), F.pad(x, (0, 1), value=16777217), F.pad(x * 2, (1, 0), value=-7)
+
+
+def test_an_integer_pad_value_past_2_pow_24_is_written_exactly(tmp_path):
+    # The frontend made the fill a float32 constant: 2**31 - 1 was written as -2**31.
+    inputs = [(torch.arange(4, dtype=torch.int32),), (torch.tensor([-5, 0, 2**30, 9], dtype=torch.int32),)]
+    check_against_eager(PadIntegers(), inputs, tmp_path, expect_delegated=["aten.constant_pad_nd.default"])
+
+
+class ResizeToOnePixel(torch.nn.Module):
+    def forward(self, x):
+        return (
+            F.interpolate(x, size=(1, 6), mode="bilinear", align_corners=False),
+            F.interpolate(x, size=(3, 1), mode="bicubic", align_corners=False),
+            F.interpolate(x, scale_factor=0.3, mode="bilinear"),
+        )
+
+
+def test_a_resize_to_one_pixel_samples_the_centre_as_pytorch_does(tmp_path):
+    # The frontend's pytorch_half_pixel mode sampled coordinate 0: 4x4 to 1x16 gave 0, not 6.
+    inputs = [(torch.arange(16.0).reshape(1, 1, 4, 4),), (torch.randn(1, 1, 4, 4),)]
+    check_against_eager(
+        ResizeToOnePixel(), inputs, tmp_path, expect_delegated=["aten.upsample_bilinear2d.vec"], atol=1e-5, rtol=1e-5
+    )

@@ -25,7 +25,5 @@ def compare_greater_as_less(model: ov.Model) -> None:
         left, right = (node.input_value(port) for port in (0, 1))
         broadcast = node.get_attributes().get("auto_broadcast", "numpy")
         replacement = mirrored(right, left, auto_broadcast=broadcast, name=node.get_friendly_name())
-        replacement.output(0).get_tensor().set_names(node.output(0).get_names())
-        for target in node.output(0).get_target_inputs():
-            target.replace_source_output(replacement.output(0))
+        node.output(0).replace(replacement.output(0))
     model.validate_nodes_and_infer_types()

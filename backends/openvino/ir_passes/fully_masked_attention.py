@@ -6,9 +6,11 @@ query in a batch, silently. The NaN does not stay in its row: the next layer's
 attention multiplies it by a zero weight and spreads it to every query. So such rows
 are set to zero after the attention.
 
-A mask computed only from constants and integer inputs (an LLM's causal mask, chosen
-by the positions) is not padding and is left alone, sparing a decode step the extra
-nodes; a mask that a float or bool input reaches gets the guard.
+A mask whose values come only from constants (an LLM's causal mask: rows of a
+constant table chosen by the positions) is left alone, sparing a decode step the
+extra nodes: inputs that only pick rows, cut or shape it do not count. A mask whose
+values an input reaches (a float or bool mask, or a padding mask made from an integer
+``attention_mask``) gets the guard.
 """
 
 from __future__ import annotations
@@ -24,25 +26,35 @@ _MASK_PORT = 3
 
 
 def zero_fully_masked_attention_rows(model: ov.Model) -> None:
-    """Puts a Select after each attention whose mask comes from data, in place."""
+    """Puts a Select after each attention whose mask values come from an input, in place."""
     for node in model.get_ordered_ops():
         if node.get_type_name() != "ScaledDotProductAttention" or node.get_input_size() <= _MASK_PORT:
             continue
         mask = node.input_value(_MASK_PORT)
-        if not _reached_by_data(mask.get_node(), set()):
+        if not _values_from_an_input(mask.get_node(), set()):
             continue
         _guard(node, mask)
     model.validate_nodes_and_infer_types()
 
 
-def _reached_by_data(node: ov.Node, seen: Set[int]) -> bool:
+# Ops whose output values are those of their first input, moved: their other inputs
+# (indices, bounds, shapes) choose which, and are not followed.
+_MOVES_FIRST_INPUT = frozenset(
+    {"Gather", "Slice", "StridedSlice", "Reshape", "Squeeze", "Unsqueeze", "Broadcast", "Tile", "Transpose"}
+)
+
+
+def _values_from_an_input(node: ov.Node, seen: Set[int]) -> bool:
     if id(node) in seen:
         return False
     seen.add(id(node))
-    if node.get_type_name() == "Parameter":
-        element_type = node.get_output_element_type(0)
-        return element_type == ov.Type.boolean or element_type.is_real()
-    return any(_reached_by_data(node.input_value(port).get_node(), seen) for port in range(node.get_input_size()))
+    kind = node.get_type_name()
+    if kind == "Parameter":
+        return True
+    if kind == "ShapeOf":
+        return False
+    ports = [0] if kind in _MOVES_FIRST_INPUT else range(node.get_input_size())
+    return any(_values_from_an_input(node.input_value(port).get_node(), seen) for port in ports)
 
 
 def _guard(attention: ov.Node, mask: ov.Output) -> None:

@@ -25,7 +25,5 @@ def cast_to_bool_as_not_equal(model: ov.Model) -> None:
             continue
         zero = ov_ops.constant(np.zeros((), dtype=source.get_element_type().to_dtype()))
         replacement = ov_ops.not_equal(source, zero, name=node.get_friendly_name())
-        replacement.output(0).get_tensor().set_names(node.output(0).get_names())
-        for target in node.output(0).get_target_inputs():
-            target.replace_source_output(replacement.output(0))
+        node.output(0).replace(replacement.output(0))
     model.validate_nodes_and_infer_types()
