@@ -110,10 +110,18 @@ Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) 
         ET_LOG(Error, "OpenVINO program: inference_num_threads '%s' is not an integer >= 0", value->c_str());
         return Error::InvalidArgument;
       }
+    } else if (key == kDynamicQuantizationGroupSizeKey) {
+      options.dynamic_quantization_group_size = parse_count(*value, 0);
+      if (options.dynamic_quantization_group_size < 0) {
+        ET_LOG(Error, "OpenVINO program: dynamic_quantization_group_size '%s' is not an integer >= 0",
+               value->c_str());
+        return Error::InvalidArgument;
+      }
     } else {
       ET_LOG(Error,
              "OpenVINO program: unknown compile spec '%.*s'; this runtime knows device, "
-             "inference_precision, performance_hint, cache_dir, num_streams, inference_num_threads",
+             "inference_precision, performance_hint, cache_dir, num_streams, inference_num_threads, "
+             "dynamic_quantization_group_size",
              static_cast<int>(key.size()), key.data());
       return Error::InvalidArgument;
     }
@@ -192,7 +200,9 @@ ov::AnyMap compile_config(const CompileSettings& options) {
   // On CPUs with 8-bit dot products (VNNI, AMX) the CPU plugin quantizes the
   // activations of layers with compressed weights to int8 by default, 2e-3 away
   // from the compressed model in eager PyTorch: at f32, compute them in f32.
-  if (precision_type == ov::element::f32 && starts_with(options.device, "CPU")) {
+  if (options.dynamic_quantization_group_size >= 0) {
+    config[ov::hint::dynamic_quantization_group_size.name()] = uint64_t(options.dynamic_quantization_group_size);
+  } else if (precision_type == ov::element::f32 && starts_with(options.device, "CPU")) {
     config[ov::hint::dynamic_quantization_group_size.name()] = uint64_t{0};
   }
   if (options.performance_hint == "THROUGHPUT") {

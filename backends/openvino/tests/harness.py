@@ -29,6 +29,18 @@ def cpu_runs_bf16() -> bool:
 NO_BF16_REASON = "this CPU has no bfloat16 units: OpenVINO runs bf16 requests in f32"
 
 
+def cpu_has_8_bit_dot_products() -> bool:
+    """Whether this x86 CPU has VNNI or AMX, where OpenVINO's 8-bit kernels and dynamic quantization run."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return any(flag in flags.split() for flag in ("avx512_vnni", "avx_vnni", "amx_int8"))
+
+
+NO_8_BIT_DOT_PRODUCTS_REASON = "this CPU has no VNNI or AMX: OpenVINO does not quantize activations on it"
+
+
 def default_tolerance(dtype: torch.dtype) -> Tuple[float, float]:
     """(rtol, atol) for results computed in float32, or exact for integers and bool."""
     if dtype in (torch.float32, torch.float64):

@@ -19,6 +19,8 @@ from small_models import AddOne
         {"num_streams": "AUTO"},
         {"inference_num_threads": 1},
         {"inference_num_threads": 0},
+        {"dynamic_quantization_group_size": 0},
+        {"dynamic_quantization_group_size": 32},
     ],
     ids=lambda options: "-".join(f"{k}={v}" for k, v in options.items()),
 )
@@ -48,6 +50,7 @@ BAD_SPECS = [
     (CompileSpec("num_streams", b"two"), r"num_streams 'two'"),
     (CompileSpec("inference_num_threads", b"-1"), r"inference_num_threads '-1'.*integer >= 0"),
     (CompileSpec("inference_num_threads", b"1.5"), r"inference_num_threads '1.5'"),
+    (CompileSpec("dynamic_quantization_group_size", b"-1"), r"dynamic_quantization_group_size '-1'.*integer >= 0"),
 ]
 
 
@@ -74,6 +77,7 @@ def test_compile_spec_value_of_wrong_type_is_refused():
         ({"inference_precision": "fp32"}, "'fp32'"),
         ({"num_streams": -2}, "num_streams -2"),
         ({"inference_num_threads": True}, "inference_num_threads True"),
+        ({"dynamic_quantization_group_size": "g32"}, "dynamic_quantization_group_size 'g32'"),
     ],
 )
 def test_typed_helper_refuses_bad_values(options, message):
