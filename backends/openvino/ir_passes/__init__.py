@@ -14,6 +14,7 @@ from .exact_integer_comparisons import compare_integers_exactly
 from .fully_masked_attention import zero_fully_masked_attention_rows
 from .greater_as_less import compare_greater_as_less
 from .infinite_extremes import keep_infinite_extremes
+from .integer_to_bfloat16_rounding import round_integers_to_bfloat16
 from .interpolation_half_pixel import interpolate_with_half_pixel_centres
 from .weights_read_both_ways import separate_weights_read_both_ways
 
@@ -26,6 +27,7 @@ def match_pytorch_semantics(model: ov.Model) -> None:
     compare_integers_exactly(model)
     # After them: its comparisons with zero are exact already.
     cast_to_bool_as_not_equal(model)
+    round_integers_to_bfloat16(model)
     keep_infinite_extremes(model)
     zero_fully_masked_attention_rows(model)
     interpolate_with_half_pixel_centres(model)

@@ -9,10 +9,10 @@ replaced by it.
 
 from __future__ import annotations
 
-import numpy as np
-
 import openvino as ov
 import openvino.opset13 as ov_ops
+
+from .constants import scalar_like
 
 
 def cast_to_bool_as_not_equal(model: ov.Model) -> None:
@@ -23,7 +23,6 @@ def cast_to_bool_as_not_equal(model: ov.Model) -> None:
         source = node.input_value(0)
         if source.get_element_type() == ov.Type.boolean:
             continue
-        zero = ov_ops.constant(np.zeros((), dtype=source.get_element_type().to_dtype()))
-        replacement = ov_ops.not_equal(source, zero, name=node.get_friendly_name())
+        replacement = ov_ops.not_equal(source, scalar_like(source, 0), name=node.get_friendly_name())
         node.output(0).replace(replacement.output(0))
     model.validate_nodes_and_infer_types()

@@ -23,6 +23,8 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from .constants import scalar_like
+
 # Narrower integers are exact in float32.
 _WIDE_INTEGERS = frozenset({ov.Type.i32, ov.Type.i64})
 _COMPARISONS = frozenset({"Equal", "NotEqual", "Less", "LessEqual"})
@@ -42,7 +44,7 @@ def compare_integers_exactly(model: ov.Model) -> None:
 
 
 def _exact_comparison(kind: str, left: ov.Output, right: ov.Output, name: str) -> ov.Output:
-    zero = ov_ops.constant(np.zeros((), dtype=left.get_element_type().to_dtype()))
+    zero = scalar_like(left, 0)
     difference = ov_ops.subtract(left, right)
     if kind == "Equal":
         return _named(ov_ops.equal(difference, zero), name)

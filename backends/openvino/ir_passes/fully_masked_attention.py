@@ -22,6 +22,8 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from .constants import scalar_like
+
 _MASK_PORT = 3
 
 
@@ -61,12 +63,10 @@ def _guard(attention: ov.Node, mask: ov.Output) -> None:
     if mask.get_element_type() == ov.Type.boolean:
         visible = mask
     else:
-        hidden = ov_ops.constant(np.array(-np.inf, dtype=mask.get_element_type().to_dtype()))
-        visible = ov_ops.not_equal(mask, hidden)
+        visible = ov_ops.not_equal(mask, scalar_like(mask, -np.inf))
     any_visible = ov_ops.reduce_logical_or(visible, ov_ops.constant(np.array([-1], dtype=np.int64)), keep_dims=True)
     output = attention.output(0)
-    zero = ov_ops.constant(np.zeros((), dtype=output.get_element_type().to_dtype()))
     targets = list(output.get_target_inputs())
-    guarded = ov_ops.select(any_visible, output, zero)
+    guarded = ov_ops.select(any_visible, output, scalar_like(output, 0))
     for target in targets:
         target.replace_source_output(guarded.output(0))

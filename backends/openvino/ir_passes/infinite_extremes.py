@@ -16,6 +16,8 @@ import openvino as ov
 import openvino.opset13 as ov_ops
 from openvino.utils.node_factory import NodeFactory
 
+from .constants import scalar_like
+
 # Op -> the infinity it misses.
 _REDUCTIONS = {"ReduceMax": -np.inf, "ReduceMin": np.inf}
 _POOLS = {"MaxPool": -np.inf}
@@ -36,7 +38,7 @@ def keep_infinite_extremes(model: ov.Model) -> None:
             kept = _reduction_reaching_other_values(node, infinity)
         else:
             kept = _pool_reaching_other_values(node, infinity)
-        fixed = ov_ops.select(kept, result, _constant_like(result, infinity))
+        fixed = ov_ops.select(kept, result, scalar_like(result, infinity))
         for target in targets:
             target.replace_source_output(fixed.output(0))
         fixed.output(0).get_tensor().set_names(result.get_names())
@@ -46,18 +48,14 @@ def keep_infinite_extremes(model: ov.Model) -> None:
 
 def _reduction_reaching_other_values(node: ov.Node, infinity: float) -> ov.Output:
     data, axes = node.input_value(0), node.input_value(1)
-    other = ov_ops.not_equal(data, _constant_like(data, infinity))
+    other = ov_ops.not_equal(data, scalar_like(data, infinity))
     return ov_ops.reduce_logical_or(other, axes, keep_dims=node.get_attributes()["keep_dims"]).output(0)
 
 
 def _pool_reaching_other_values(node: ov.Node, infinity: float) -> ov.Output:
     data = node.input_value(0)
     # 1 where a value is not the infinity, pooled in the same windows: 0 where none is.
-    other = ov_ops.convert(ov_ops.not_equal(data, _constant_like(data, infinity)), data.get_element_type())
+    other = ov_ops.convert(ov_ops.not_equal(data, scalar_like(data, infinity)), data.get_element_type())
     factory = NodeFactory(node.get_type_info().version_id)
     pooled = factory.create(node.get_type_name(), [other.output(0)], node.get_attributes()).output(0)
-    return ov_ops.not_equal(pooled, _constant_like(data, 0.0)).output(0)
-
-
-def _constant_like(value: ov.Output, number: float) -> ov.Output:
-    return ov_ops.constant(number, value.get_element_type()).output(0)
+    return ov_ops.not_equal(pooled, scalar_like(data, 0.0)).output(0)

@@ -9,6 +9,7 @@ from typing import Callable, List
 
 import torch
 
+from .accumulate_16_bit_floats_in_float32 import accumulate_16_bit_floats_in_float32
 from .accurate_log1p import accurate_log1p
 from .cast_reduction_input import cast_reduction_input
 from .decompose_integer_floor_divide import decompose_integer_floor_divide
@@ -36,6 +37,8 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     rewrite_avg_pool_divisor_override,
     rewrite_embedding_bag_last_offset,
     explicit_var_correction,
+    # After it: the correction is written out on the 16-bit node, then widened.
+    accumulate_16_bit_floats_in_float32,
     explicit_arange_dtype,
     wrap_negative_indices,
     full_rank_index_put_values,

@@ -113,8 +113,7 @@ Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) 
     } else if (key == kDynamicQuantizationGroupSizeKey) {
       options.dynamic_quantization_group_size = parse_count(*value, 0);
       if (options.dynamic_quantization_group_size < 0) {
-        ET_LOG(Error, "OpenVINO program: dynamic_quantization_group_size '%s' is not an integer >= 0",
-               value->c_str());
+        ET_LOG(Error, "OpenVINO program: dynamic_quantization_group_size '%s' is not an integer >= 0", value->c_str());
         return Error::InvalidArgument;
       }
     } else {

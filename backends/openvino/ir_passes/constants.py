@@ -1,0 +1,21 @@
+"""Scalar constants of a value's element type, for the rewrites in this package."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import openvino as ov
+import openvino.opset13 as ov_ops
+
+
+def scalar_like(value: ov.Output, number: float) -> ov.Output:
+    """A 0-d constant `number` of `value`'s element type.
+
+    Floats are made in f32 and converted, which OpenVINO folds: numpy has no bfloat16
+    (``to_dtype()`` gives float16 for it, a type mismatch), and OpenVINO's constant
+    builder refuses an infinity for bf16.
+    """
+    element_type = value.get_element_type()
+    if element_type.is_real():
+        return ov_ops.convert(ov_ops.constant(np.float32(number)), element_type).output(0)
+    return ov_ops.constant(np.array(number, dtype=element_type.to_dtype())).output(0)
