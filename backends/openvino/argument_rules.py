@@ -14,6 +14,7 @@ import functools
 from typing import Callable, Dict, Optional
 
 import torch
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from .node_names import DTYPE_CASTS, op_name
 from .passes.wrap_negative_indices import integer_index_dims
@@ -148,6 +149,22 @@ def _constant_pad_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+def _gather_refusal(node: torch.fx.Node) -> Optional[str]:
+    source, index = node.args[0].meta.get("val"), node.args[2].meta.get("val")
+    if not isinstance(source, torch.Tensor) or not isinstance(index, torch.Tensor):
+        return None
+    dim = node.args[1] % max(source.dim(), 1)
+    for axis in range(source.dim()):
+        if axis != dim and not statically_known_true(source.shape[axis] == index.shape[axis]):
+            # torch.gather takes an index smaller than the input; GatherElements does not
+            # (the frontend checks this only where both sizes are known).
+            return (
+                f"its index is {index.shape[axis]} long along dim {axis} where the input is "
+                f"{source.shape[axis]}; OpenVINO's GatherElements needs them equal"
+            )
+    return None
+
+
 def _as_float32(number: float) -> float:
     return torch.tensor(number, dtype=torch.float64).to(torch.float32).item()
 
@@ -163,6 +180,7 @@ ARGUMENT_RULES: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     **dict.fromkeys(_INTEGER_PRODUCTS, _integer_product_refusal),
     "aten.clamp.default": _clamp_refusal,
     "aten.constant_pad_nd.default": _constant_pad_refusal,
+    "aten.gather.default": _gather_refusal,
 }
 
 

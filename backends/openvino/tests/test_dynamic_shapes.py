@@ -140,3 +140,21 @@ def test_output_larger_than_its_planned_bound_fails_naming_both_shapes(tmp_path,
         method.execute([torch.randn(8, 3)])
     err = capfd.readouterr().err
     assert "output 0" in err and "[16, 3]" in err and "[8, 3]" in err, err
+
+
+class GatherColumns(torch.nn.Module):
+    def forward(self, x, index):
+        return x.gather(1, index) * 2
+
+
+def test_a_gather_whose_index_is_narrower_than_its_input_runs_on_the_cpu(tmp_path):
+    # OpenVINO's GatherElements needs the index as wide as the input; torch.gather does not.
+    # With a dynamic index count, that failed lowering in OpenVINO's shape inference.
+    rows = torch.export.Dim("rows", min=1, max=33)
+    x = torch.randn(40, 5)
+    lowered = lower(GatherColumns(), (x, torch.randint(0, 5, (7, 3))), tmp_path, dynamic_shapes=(None, {0: rows}))
+    assert "aten::gather.out" in lowered.cpu_ops()
+    method = lowered.load_method()
+    for count in (7, 1, 33):
+        inputs = (x, torch.randint(0, 5, (count, 3), generator=torch.Generator().manual_seed(count)))
+        assert_close(run(method, inputs), eager(GatherColumns(), inputs))
