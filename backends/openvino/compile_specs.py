@@ -153,7 +153,8 @@ def check_inference_num_threads(value: object) -> int:
 
 def check_dynamic_quantization_group_size(value: object) -> int:
     text = str(value)
-    if isinstance(value, bool) or not text.isdigit():
+    # At most 9 ASCII digits, as the runtime reads it.
+    if isinstance(value, bool) or not (text.isascii() and text.isdigit() and len(text) <= 9):
         raise ValueError(
             f"OpenVINO dynamic_quantization_group_size {value!r} is not accepted; accepted: an integer >= 0 "
             "(0 turns it off; n quantizes activations in groups of n input channels)"

@@ -15,7 +15,7 @@ values an input reaches (a float or bool mask, or a padding mask made from an in
 
 from __future__ import annotations
 
-from typing import Set
+from typing import Set, Tuple
 
 import numpy as np
 
@@ -40,23 +40,33 @@ def zero_fully_masked_attention_rows(model: ov.Model) -> None:
 
 
 # Ops whose output values are those of their first input, moved: their other inputs
-# (indices, bounds, shapes) choose which, and are not followed.
+# (indices, bounds, shapes) choose which.
 _MOVES_FIRST_INPUT = frozenset(
     {"Gather", "Slice", "StridedSlice", "Reshape", "Squeeze", "Unsqueeze", "Broadcast", "Tile", "Transpose"}
 )
 
 
-def _values_from_an_input(node: ov.Node, seen: Set[int]) -> bool:
-    if id(node) in seen:
+def _values_from_an_input(node: ov.Node, seen: Set[Tuple[int, bool]], choosing: bool = False) -> bool:
+    """Whether an input reaches `node`'s values; `choosing`: only as indices or bounds.
+
+    Integer inputs that only choose (an LLM's positions) do not count; float and bool
+    inputs do, even there: a bool input picking rows of a constant table can pick a row
+    that hides every key.
+    """
+    if (id(node), choosing) in seen:
         return False
-    seen.add(id(node))
+    seen.add((id(node), choosing))
     kind = node.get_type_name()
     if kind == "Parameter":
-        return True
+        element_type = node.get_output_element_type(0)
+        return not choosing or element_type == ov.Type.boolean or element_type.is_real()
     if kind == "ShapeOf":
         return False
-    ports = [0] if kind in _MOVES_FIRST_INPUT else range(node.get_input_size())
-    return any(_values_from_an_input(node.input_value(port).get_node(), seen) for port in ports)
+    moved = kind in _MOVES_FIRST_INPUT
+    return any(
+        _values_from_an_input(node.input_value(port).get_node(), seen, choosing or (moved and port > 0))
+        for port in range(node.get_input_size())
+    )
 
 
 def _guard(attention: ov.Node, mask: ov.Output) -> None:

@@ -186,3 +186,21 @@ def test_a_fully_padded_sequence_from_an_integer_attention_mask_gets_zeros(tmp_p
     check_against_eager(
         PaddedBatchAttention(), [inputs(0), inputs(1)], tmp_path, expect_delegated=[SDPA], rtol=1e-4, atol=1e-5
     )
+
+
+class MaskChosenByABoolInput(torch.nn.Module):
+    def forward(self, q, keep):
+        bias = torch.tensor([float("-inf"), 0.0])[keep.long()][:, None, None, :]
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=bias)
+
+
+def test_a_mask_whose_rows_a_bool_input_chooses_from_a_constant_is_guarded(tmp_path):
+    # Only integer inputs that choose (an LLM's positions) spare the guard.
+    def inputs(hidden_row):
+        keep = torch.ones(2, 5, dtype=torch.bool)
+        keep[hidden_row] = False
+        return torch.randn(2, 4, 5, 16), keep
+
+    check_against_eager(
+        MaskChosenByABoolInput(), [inputs(0), inputs(1)], tmp_path, expect_delegated=[SDPA], rtol=1e-4, atol=1e-5
+    )

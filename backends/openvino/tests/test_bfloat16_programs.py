@@ -85,3 +85,23 @@ def test_integers_cast_to_bfloat16_round_to_nearest(tmp_path):
         )
 
     check_against_eager(IntegersToBfloat16(), [inputs(1), inputs(2)], tmp_path, rtol=0, atol=0)
+
+
+def test_integers_cast_to_bfloat16_round_to_nearest_with_a_dynamic_size(tmp_path):
+    # With dynamic shapes the plugin's float32 to bfloat16 conversion drops the low bits too.
+    def inputs(count):
+        generator = torch.Generator().manual_seed(count)
+        return (
+            torch.randint(-(2**24), 2**24, (count,), generator=generator, dtype=torch.int32),
+            torch.arange(-count * 300, count * 300, 600),
+        )
+
+    length = torch.export.Dim("length", min=2, max=256)
+    check_against_eager(
+        IntegersToBfloat16(),
+        [inputs(64), inputs(7)],
+        tmp_path,
+        dynamic_shapes=({0: length}, {0: length}),
+        rtol=0,
+        atol=0,
+    )
