@@ -12,7 +12,7 @@ from __future__ import annotations
 import openvino as ov
 import openvino.opset13 as ov_ops
 
-from .constants import scalar_like
+from .model_edits import scalar_like
 
 
 def cast_to_bool_as_not_equal(model: ov.Model) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
-from .constants import scalar_like
+from .model_edits import scalar_like
 
 # Narrower integers are exact in float32.
 _WIDE_INTEGERS = frozenset({ov.Type.i32, ov.Type.i64})

@@ -22,7 +22,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
-from .constants import scalar_like
+from .model_edits import put_after, scalar_like
 
 _MASK_PORT = 3
 
@@ -76,7 +76,4 @@ def _guard(attention: ov.Node, mask: ov.Output) -> None:
         visible = ov_ops.not_equal(mask, scalar_like(mask, -np.inf))
     any_visible = ov_ops.reduce_logical_or(visible, ov_ops.constant(np.array([-1], dtype=np.int64)), keep_dims=True)
     output = attention.output(0)
-    targets = list(output.get_target_inputs())
-    guarded = ov_ops.select(any_visible, output, scalar_like(output, 0))
-    for target in targets:
-        target.replace_source_output(guarded.output(0))
+    put_after(output, ov_ops.select(any_visible, output, scalar_like(output, 0)).output(0))

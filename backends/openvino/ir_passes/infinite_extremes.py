@@ -16,7 +16,7 @@ import openvino as ov
 import openvino.opset13 as ov_ops
 from openvino.utils.node_factory import NodeFactory
 
-from .constants import scalar_like
+from .model_edits import put_after, scalar_like
 
 # Op -> the infinity it misses.
 _REDUCTIONS = {"ReduceMax": -np.inf, "ReduceMin": np.inf}
@@ -32,17 +32,12 @@ def keep_infinite_extremes(model: ov.Model) -> None:
         if not node.get_input_element_type(0).is_real():
             continue
         result = node.output(0)
-        targets = list(result.get_target_inputs())
         infinity = _REDUCTIONS.get(kind, _POOLS.get(kind))
         if kind in _REDUCTIONS:
             kept = _reduction_reaching_other_values(node, infinity)
         else:
             kept = _pool_reaching_other_values(node, infinity)
-        fixed = ov_ops.select(kept, result, scalar_like(result, infinity))
-        for target in targets:
-            target.replace_source_output(fixed.output(0))
-        fixed.output(0).get_tensor().set_names(result.get_names())
-        result.get_tensor().set_names(set())
+        put_after(result, ov_ops.select(kept, result, scalar_like(result, infinity)).output(0))
     model.validate_nodes_and_infer_types()
 
 

@@ -1,4 +1,4 @@
-"""Scalar constants of a value's element type, for the rewrites in this package."""
+"""Small edits of an OpenVINO model the rewrites in this package share."""
 
 from __future__ import annotations
 
@@ -19,3 +19,12 @@ def scalar_like(value: ov.Output, number: float) -> ov.Output:
     if element_type.is_real():
         return ov_ops.convert(ov_ops.constant(np.float32(number)), element_type).output(0)
     return ov_ops.constant(np.array(number, dtype=element_type.to_dtype())).output(0)
+
+
+def put_after(output: ov.Output, replacement: ov.Output) -> None:
+    """Makes every reader of `output` read `replacement`, which reads `output` itself.
+
+    The tensor names move too, so a model output keeps its name.
+    """
+    output.replace(replacement)  # leaves the replacement's own input alone
+    output.get_tensor().set_names(set())
