@@ -134,32 +134,38 @@ def check_cache_dir(cache_dir: str) -> str:
     return cache_dir
 
 
+def _is_count(value: object, minimum: int) -> bool:
+    """Whether `value` is written as the runtime reads a count (parse_count in
+    runtime/options.cpp): at most 9 ASCII digits, at least `minimum`."""
+    text = str(value)
+    return not isinstance(value, bool) and text.isascii() and text.isdigit() and len(text) <= 9 and int(text) >= minimum
+
+
 def check_num_streams(value: str) -> str:
     text = str(value)
-    if text != "AUTO" and not (text.isdigit() and int(text) > 0):
-        raise ValueError(f"OpenVINO num_streams {value!r} is not accepted; accepted: a positive integer or AUTO")
+    if text != "AUTO" and not _is_count(text, 1):
+        raise ValueError(
+            f"OpenVINO num_streams {value!r} is not accepted; accepted: a positive integer or AUTO (at most 9 digits)"
+        )
     return text
 
 
 def check_inference_num_threads(value: object) -> int:
-    text = str(value)
-    if isinstance(value, bool) or not text.isdigit():
+    if not _is_count(value, 0):
         raise ValueError(
-            f"OpenVINO inference_num_threads {value!r} is not accepted; accepted: an integer >= 0 "
+            f"OpenVINO inference_num_threads {value!r} is not accepted; accepted: an integer >= 0 of at most 9 digits "
             "(0 lets OpenVINO choose)"
         )
-    return int(text)
+    return int(str(value))
 
 
 def check_dynamic_quantization_group_size(value: object) -> int:
-    text = str(value)
-    # At most 9 ASCII digits, as the runtime reads it.
-    if isinstance(value, bool) or not (text.isascii() and text.isdigit() and len(text) <= 9):
+    if not _is_count(value, 0):
         raise ValueError(
-            f"OpenVINO dynamic_quantization_group_size {value!r} is not accepted; accepted: an integer >= 0 "
-            "(0 turns it off; n quantizes activations in groups of n input channels)"
+            f"OpenVINO dynamic_quantization_group_size {value!r} is not accepted; accepted: an integer >= 0 of "
+            "at most 9 digits (0 turns it off; n quantizes activations in groups of n input channels)"
         )
-    return int(text)
+    return int(str(value))
 
 
 def openvino_compile_specs(

@@ -78,6 +78,10 @@ def test_compile_spec_value_of_wrong_type_is_refused():
         ({"num_streams": -2}, "num_streams -2"),
         ({"inference_num_threads": True}, "inference_num_threads True"),
         ({"dynamic_quantization_group_size": "g32"}, "dynamic_quantization_group_size 'g32'"),
+        # Counts the runtime would refuse at load: more than 9 digits, digits other than ASCII.
+        ({"inference_num_threads": 10**10}, "inference_num_threads 10000000000"),
+        ({"inference_num_threads": "\u0661"}, "inference_num_threads '\u0661'"),
+        ({"num_streams": 10**10}, "num_streams 10000000000"),
     ],
 )
 def test_typed_helper_refuses_bad_values(options, message):
