@@ -23,6 +23,7 @@ from .node_names import matches_op_type, op_name
 from .op_support import OpenvinoOperatorSupport, assert_nodes
 from .preprocess import BACKEND_ID
 from .shared_buffers import BuffersAcrossMethods
+from .symbolic_remainder import remainders_through_floor_division
 from .symint_boundary import symbolic_values_crossing
 from .torchao_ops import decompose_torchao_ops
 
@@ -69,10 +70,12 @@ class OpenvinoPartitioner(Partitioner):
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
         """Records the method's buffers (shared_buffers.py), decomposes torchao's quantization
-        ops (torchao_ops.py) and makes views of attention results hold under the kept op's
-        layout (attention_layout.py)."""
+        ops (torchao_ops.py), computes remainders of symbolic ints as Python does
+        (symbolic_remainder.py) and makes views of attention results hold under the kept
+        op's layout (attention_layout.py)."""
         self._methods.record(exported_program)
         exported_program = decompose_torchao_ops(exported_program)
+        exported_program = remainders_through_floor_division(exported_program)
         if matches_op_type(str(SDPA), self.op_types_to_skip):
             return exported_program
         return copy_before_views_after_attention(exported_program, SDPA)

@@ -14,6 +14,7 @@ from .exact_integer_comparisons import compare_integers_exactly
 from .fully_masked_attention import zero_fully_masked_attention_rows
 from .greater_as_less import compare_greater_as_less
 from .infinite_extremes import keep_infinite_extremes
+from .integer_floor_division import floor_integer_divisions
 from .integer_to_bfloat16_rounding import round_integers_to_bfloat16
 from .interpolation_half_pixel import interpolate_with_half_pixel_centres
 from .weights_read_both_ways import separate_weights_read_both_ways
@@ -22,6 +23,7 @@ from .weights_read_both_ways import separate_weights_read_both_ways
 def match_pytorch_semantics(model: ov.Model) -> None:
     """Applies every rewrite to `model`, in place."""
     separate_weights_read_both_ways(model)
+    floor_integer_divisions(model)
     # Before the integer comparisons, which handle Less and LessEqual only.
     compare_greater_as_less(model)
     compare_integers_exactly(model)

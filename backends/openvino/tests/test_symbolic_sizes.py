@@ -84,3 +84,44 @@ def test_a_size_made_on_the_cpu_enters_the_delegate_as_a_0d_int64(tmp_path):
     assert lowered.cpu_ops() == ["aten::sym_size.int"]
     scalar_inputs = [port for port in lowered.openvino_models()[0].inputs if port.get_partial_shape().rank == 0]
     assert [port.get_element_type().get_type_name() for port in scalar_inputs] == ["i64"]
+
+
+class PadToMultipleOf8(torch.nn.Module):
+    def __init__(self, mode: str):
+        super().__init__()
+        self.mode = mode
+
+    def forward(self, x):
+        return torch.nn.functional.pad(x, (0, (-x.shape[-1]) % 8), mode=self.mode)
+
+
+@pytest.mark.parametrize("mode", ["constant", "replicate"])
+def test_padding_to_a_multiple_of_a_dynamic_length_matches_eager(mode, tmp_path):
+    # (-n) % 8 is a remainder of symbolic ints, computed on the CPU: ExecuTorch's prim op
+    # gives C's -7 for n = 7 where Python gives 1, and the pad cropped instead.
+    lengths = (7, 3, 64, 63, 1, 7)
+    check_against_eager(
+        PadToMultipleOf8(mode),
+        [(torch.randn(2, 3, n),) for n in lengths],
+        tmp_path,
+        dynamic_shapes=({2: torch.export.Dim("n", min=1, max=64)},),
+    )
+
+
+class PadUpToMultipleOf8ThroughNegativeQuotient(torch.nn.Module):
+    def forward(self, x):
+        n = x.shape[-1]
+        # ((n - 9) // 8 + 2) * 8 is n rounded up to a multiple of 8; n - 9 < 0 for n < 9.
+        return torch.nn.functional.pad(x, (0, ((n - 9) // 8 + 2) * 8 - n))
+
+
+def test_floor_division_of_a_negative_size_expression_rounds_down(tmp_path):
+    # The size arithmetic runs inside the delegate: OpenVINO's CPU plugin truncated
+    # (n - 9) // 8 towards zero, and the pad came out 8 too long.
+    lowered = check_against_eager(
+        PadUpToMultipleOf8ThroughNegativeQuotient(),
+        [(torch.randn(2, n),) for n in (7, 1, 9, 64, 8, 7)],
+        tmp_path,
+        dynamic_shapes=({1: torch.export.Dim("n", min=1, max=64)},),
+    )
+    assert not [op for op in lowered.cpu_ops() if "floordiv" in op], lowered.cpu_ops()
