@@ -23,7 +23,7 @@ from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 from .buffer_state import buffer_initial_values, buffer_writes, constant_inputs, keep_buffers_as_state
 from .copy_rules import copy_source
 from .dtypes import OPENVINO_TYPES
-from .index_bounds import mark_embedding_indices
+from .index_bounds import mark_index_inputs
 from .kv_cache_growth import grow_kv_caches
 from .op_support import DIM_ORDER_OPS, op_name
 from .passes import run_passes
@@ -102,7 +102,7 @@ def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
         parameter.set_element_type(OPENVINO_TYPES[torch_type])
         parameter.set_partial_shape(partial_shape)
     model.validate_nodes_and_infer_types()
-    mark_embedding_indices(parameters, placeholders)
+    mark_index_inputs(parameters, placeholders)
     model = _restore_output_positions(model, output_positions)
     _convert_outputs_to_torch_dtypes(model, expected_outputs)
     model = keep_buffers_as_state(

@@ -211,10 +211,14 @@ Error copy_dynamic_output(ov::Tensor& produced, Tensor& output, const std::strin
 
 InputBinding::InputBinding(const ov::Output<const ov::Node>& port, size_t index)
     : spec_(port, "input " + std::to_string(index)), index_(index) {
-  const std::string prefix = kIndexRowsName;
+  const std::string unsigned_prefix = kIndexRowsName;
+  const std::string signed_prefix = kSignedIndexRowsName;
   for (const std::string& name : port.get_names()) {
-    if (name.compare(0, prefix.size(), prefix) == 0) {
-      index_rows_ = std::strtoll(name.c_str() + prefix.size(), nullptr, 10);
+    if (name.compare(0, unsigned_prefix.size(), unsigned_prefix) == 0) {
+      index_rows_ = std::strtoll(name.c_str() + unsigned_prefix.size(), nullptr, 10);
+    } else if (name.compare(0, signed_prefix.size(), signed_prefix) == 0) {
+      index_rows_ = std::strtoll(name.c_str() + signed_prefix.size(), nullptr, 10);
+      lowest_index_ = -index_rows_;
     }
   }
 }
@@ -240,11 +244,12 @@ Error InputBinding::bind(ov::InferRequest& request, const EValue& value) {
 
 namespace {
 
-// The first value of `values` outside 0 .. rows - 1, or n.
+// The first value of `values` outside lowest .. rows - 1, or n.
 template <typename T>
-size_t first_outside(const T* values, size_t n, int64_t rows) {
+size_t first_outside(const T* values, size_t n, int64_t lowest, int64_t rows) {
   for (size_t i = 0; i < n; ++i) {
-    if (values[i] < 0 || static_cast<int64_t>(values[i]) >= rows) return i;
+    const auto value = static_cast<int64_t>(values[i]);
+    if (value < lowest || value >= rows) return i;
   }
   return n;
 }
@@ -256,19 +261,20 @@ Error InputBinding::check_index_range(const Tensor& tensor) const {
   size_t bad = n;
   int64_t value = 0;
   if (tensor.scalar_type() == ScalarType::Long) {
-    bad = first_outside(tensor.const_data_ptr<int64_t>(), n, index_rows_);
+    bad = first_outside(tensor.const_data_ptr<int64_t>(), n, lowest_index_, index_rows_);
     value = bad < n ? tensor.const_data_ptr<int64_t>()[bad] : 0;
   } else if (tensor.scalar_type() == ScalarType::Int) {
-    bad = first_outside(tensor.const_data_ptr<int32_t>(), n, index_rows_);
+    bad = first_outside(tensor.const_data_ptr<int32_t>(), n, lowest_index_, index_rows_);
     value = bad < n ? tensor.const_data_ptr<int32_t>()[bad] : 0;
   }
   if (bad == n) {
     return Error::Ok;
   }
   ET_LOG(Error,
-         "OpenVINO delegate %s: index %lld (element %zu) is outside the embedding table, whose rows are "
-         "0..%lld",
-         spec_.name().c_str(), static_cast<long long>(value), bad, static_cast<long long>(index_rows_ - 1));
+         "OpenVINO delegate %s: index %lld (element %zu) is outside the dimension of size %lld it indexes, "
+         "whose indices are %lld..%lld",
+         spec_.name().c_str(), static_cast<long long>(value), bad, static_cast<long long>(index_rows_),
+         static_cast<long long>(lowest_index_), static_cast<long long>(index_rows_ - 1));
   return Error::InvalidArgument;
 }
 

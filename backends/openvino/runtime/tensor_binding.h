@@ -66,8 +66,8 @@ class BoundTensor {
 
 /// One input of the compiled model, bound to the ExecuTorch tensor's memory.
 /// An Int (a symbolic size made outside the delegate) is written into a 0-d
-/// int64 tensor that stays bound. An input named as an embedding's indices
-/// (kIndexRowsName) has its values checked against the table on every call.
+/// int64 tensor that stays bound. An input named as an indexing op's indices
+/// (kIndexRowsName, kSignedIndexRowsName) has its values checked on every call.
 class InputBinding {
  public:
   InputBinding(const ov::Output<const ov::Node>& port, size_t index);
@@ -83,8 +83,10 @@ class InputBinding {
   size_t index_;
   BoundTensor bound_;
   bool shape_changed_ = false;
-  int64_t index_rows_ = -1;  // the embedding table's rows, when an embedding reads this input
-  ov::Tensor int_value_;     // allocated and bound at the first Int
+  // When an indexing op reads this input: the accepted indices, lowest_index_ .. index_rows_ - 1.
+  int64_t index_rows_ = -1;
+  int64_t lowest_index_ = 0;
+  ov::Tensor int_value_;  // allocated and bound at the first Int
 };
 
 /// One output of the compiled model. A static output is bound to the ExecuTorch

@@ -123,7 +123,8 @@ def test_an_index_outside_the_embedding_table_is_refused_naming_it(bad_id, tmp_p
     method = lower(model, (torch.tensor([[1, 2, 3]]),), tmp_path).load_method()
     with pytest.raises(RuntimeError):
         method.execute([torch.tensor([[3, bad_id, 2]])])
-    assert f"index {bad_id} (element 1) is outside the embedding table, whose rows are 0..9" in capfd.readouterr().err
+    log = capfd.readouterr().err
+    assert f"index {bad_id} (element 1) is outside the dimension of size 10 it indexes, whose indices are 0..9" in log
     for good in ([[9, 0, 5]], [[1, 1, 8]]):
         assert_close(run(method, (torch.tensor(good),)), eager(model, (torch.tensor(good),)))
 
@@ -135,3 +136,87 @@ def test_wrong_number_of_inputs_is_refused_and_the_method_still_works(tmp_path):
         method.execute([torch.randn(2, 3), torch.randn(2, 3)])
     good = (torch.randn(2, 3),)
     assert_close(run(method, good), eager(model, good))
+
+
+class IndexSelect(torch.nn.Module):
+    def forward(self, x, i):
+        return torch.index_select(x, 0, i) * 2
+
+
+class IndexByTensor(torch.nn.Module):
+    def forward(self, x, i):
+        return x[i] * 2
+
+
+class Gather(torch.nn.Module):
+    def forward(self, x, i):
+        return x.gather(1, i) * 2
+
+
+class Scatter(torch.nn.Module):
+    def forward(self, x, i):
+        return x.scatter(1, i, 100.0) * 2
+
+
+class IndexCopy(torch.nn.Module):
+    def forward(self, x, i):
+        return x.index_copy(0, i, torch.ones(2, 4)) * 2
+
+
+class IndexPut(torch.nn.Module):
+    def forward(self, x, i):
+        return x.index_put((i,), torch.tensor(7.0)) * 2
+
+
+# Model, an index accepted, one outside, the indexed size and the lowest index eager takes.
+INDEX_CASES = {
+    "index_select": (IndexSelect(), [[5, 0], [1, 2]], [0, 6], 6, 0),
+    "index_select_negative": (IndexSelect(), [[5, 0], [1, 2]], [-1, 2], 6, 0),
+    "x_of_index": (IndexByTensor(), [[5, -6], [-1, 2]], [0, -7], 6, -6),
+    "gather": (Gather(), [[[3]] * 6, [[0]] * 6], [[0]] * 5 + [[4]], 4, 0),
+    # Below -size, OpenVINO's scatter wrote outside its tensor and crashed the process.
+    "scatter_far_below": (Scatter(), [[[3]] * 6, [[1]] * 6], [[-5]] * 6, 4, 0),
+    "scatter_negative": (Scatter(), [[[3]] * 6, [[1]] * 6], [[-1]] * 6, 4, 0),
+    "index_copy": (IndexCopy(), [[5, 0], [1, 2]], [3, 100000000], 6, 0),
+    "index_put": (IndexPut(), [[5, -6], [-1, 2]], [100000000, 1], 6, -6),
+}
+
+
+@pytest.mark.parametrize("case", INDEX_CASES, ids=str)
+def test_an_index_input_outside_the_dimension_it_indexes_is_refused_naming_it(case, tmp_path, capfd):
+    # OpenVINO has no bounds error: reads gave zeros or wrapped, writes landed elsewhere
+    # or outside the tensor; eager raises.
+    model, good, bad, size, lowest = INDEX_CASES[case]
+    x = torch.randn(6, 4)
+    lowered = lower(model, (x, torch.tensor(good[0])), tmp_path)
+    assert lowered.cpu_ops() == [], "the indexing op must run in OpenVINO for this test"
+    method = lowered.load_method()
+    with pytest.raises(RuntimeError):
+        method.execute([x, torch.tensor(bad)])
+    log = capfd.readouterr().err
+    assert f"is outside the dimension of size {size} it indexes, whose indices are {lowest}..{size - 1}" in log
+    for index in good:
+        inputs = (torch.randn(6, 4), torch.tensor(index))
+        assert_close(run(method, inputs), eager(model, inputs))
+
+
+class CacheWrittenAtPositions(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(8, 4))
+
+    def forward(self, x, positions):
+        self.cache.index_copy_(0, positions, x)
+        return self.cache * 1
+
+
+def test_a_cache_position_past_the_cache_is_refused_and_leaves_the_state_as_it_was(tmp_path):
+    # OpenVINO wrapped positions 8 and 9 into rows 0 and 1 of the state, and every later call was wrong.
+    example = (torch.ones(2, 4), torch.tensor([0, 1]))
+    method = lower(CacheWrittenAtPositions(), example, tmp_path).load_method()
+    reference = CacheWrittenAtPositions()
+    with pytest.raises(RuntimeError):
+        method.execute([torch.full((2, 4), 6.0), torch.tensor([8, 9])])
+    for start in (0, 2):
+        inputs = (torch.randn(2, 4), torch.tensor([start, start + 1]))
+        assert_close(run(method, inputs), eager(reference, inputs))
