@@ -17,6 +17,7 @@ from .infinite_extremes import keep_infinite_extremes
 from .integer_floor_division import floor_integer_divisions
 from .integer_to_bfloat16_rounding import round_integers_to_bfloat16
 from .interpolation_half_pixel import interpolate_with_half_pixel_centres
+from .scatter_indices_below_range import refuse_scatter_indices_below_range
 from .weights_read_both_ways import separate_weights_read_both_ways
 
 
@@ -24,6 +25,8 @@ def match_pytorch_semantics(model: ov.Model) -> None:
     """Applies every rewrite to `model`, in place."""
     separate_weights_read_both_ways(model)
     floor_integer_divisions(model)
+    # Before the integer comparisons, which make its Less exact.
+    refuse_scatter_indices_below_range(model)
     # Before the integer comparisons, which handle Less and LessEqual only.
     compare_greater_as_less(model)
     compare_integers_exactly(model)

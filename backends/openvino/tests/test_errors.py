@@ -220,3 +220,23 @@ def test_a_cache_position_past_the_cache_is_refused_and_leaves_the_state_as_it_w
     for start in (0, 2):
         inputs = (torch.randn(2, 4), torch.tensor([start, start + 1]))
         assert_close(run(method, inputs), eager(reference, inputs))
+
+
+class ScatterAtComputedIndices(torch.nn.Module):
+    def forward(self, x, i):
+        return x.scatter(1, i - 10, 100.0) * 2
+
+
+def test_a_scatter_index_computed_below_minus_size_fails_the_call_without_a_crash(tmp_path):
+    # The CPU plugin wrote outside the tensor for such an index (the heap was corrupted
+    # and the process aborted later); an index computed in the delegate is not an input
+    # the runtime checks.
+    model = ScatterAtComputedIndices()
+    x = torch.randn(6, 4)
+    method = lower(model, (x, torch.full((6, 1), 12)), tmp_path).load_method()
+    for _ in range(3):
+        with pytest.raises(RuntimeError):
+            method.execute([x, torch.full((6, 1), 5)])
+    for index in (12, 10, 13):
+        inputs = (torch.randn(6, 4), torch.full((6, 1), index))
+        assert_close(run(method, inputs), eager(model, inputs))
