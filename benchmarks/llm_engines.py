@@ -102,7 +102,9 @@ class OpenvinoAloneEngine:
     """Our converted IR of the whole edge program (KV cache as state, grown by concatenation,
     attention kept whole), compiled by ov.Core alone with the config our runtime uses."""
 
-    def __init__(self, model: torch.nn.Module, precision: str, dynamic: bool, context: int) -> None:
+    def __init__(
+        self, model: torch.nn.Module, precision: str, dynamic: bool, context: int, extra_config: Dict | None = None
+    ) -> None:
         from executorch.exir import EdgeCompileConfig, to_edge
         from executorch_openvino.compile_specs import parse_compile_specs
         from executorch_openvino.conversion import to_openvino_model
@@ -119,7 +121,7 @@ class OpenvinoAloneEngine:
         edge_config = EdgeCompileConfig(_check_ir_validity=False, preserve_ops=[SDPA])
         ir = to_openvino_model(to_edge(exported, compile_config=edge_config).exported_program())
         config = parse_compile_specs(openvino_compile_specs(inference_precision=precision)).compile_config()
-        self.request = ov.Core().compile_model(ir, "CPU", config).create_infer_request()
+        self.request = ov.Core().compile_model(ir, "CPU", {**config, **(extra_config or {})}).create_infer_request()
 
     def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
         if position == 0:
