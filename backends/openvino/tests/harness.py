@@ -4,7 +4,7 @@ executorch.runtime, run several inputs through one loaded method, compare with e
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
@@ -54,6 +54,9 @@ def default_tolerance(dtype: torch.dtype) -> Tuple[float, float]:
 class LoweredProgram:
     manager: ExecutorchProgramManager
     path: Path
+    # ExecuTorch's Method keeps neither its Program nor the bytes a Program was read
+    # from alive: the programs that load_method reads live as long as this object.
+    _programs: List[Any] = field(default_factory=list, repr=False)
 
     def delegated_ops(self) -> List[str]:
         """Names of the ops inside our delegates, such as "aten.add.Tensor"."""
@@ -109,6 +112,7 @@ class LoweredProgram:
     def load_method(self, from_bytes: bool = False) -> Method:
         runtime = Runtime.get()
         program = runtime.load_program(self.path.read_bytes() if from_bytes else self.path)
+        self._programs.append(program)
         return program.load_method("forward")
 
 
