@@ -29,6 +29,7 @@ fills the dynamic program one token per call too.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -38,6 +39,7 @@ from typing import Dict, List, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+import openvino as ov  # noqa: E402
 import torch  # noqa: E402
 
 torch.set_num_threads(1)
@@ -47,7 +49,6 @@ from _common import environment, print_header, print_table, setup_logging  # noq
 from llm_engines import OpenvinoAloneEngine, llama, next_token  # noqa: E402
 
 EXPORTS = {"static": False, "dynamic": True}
-_BYTES = {"f32": 4, "bf16": 2, "f16": 2, "u8": 1, "i8": 1}
 
 
 class ProfiledEngine:
@@ -67,10 +68,8 @@ class ProfiledEngine:
             if info["layerType"].astype(str) == "FullyConnected":
                 shape = op.input(1).get_partial_shape().to_shape()
                 precision = info["runtimePrecision"].astype(str)
-                count = 1
-                for size in shape:
-                    count *= size
-                self.weights[op.get_friendly_name()] = (str(list(shape)), precision, count * _BYTES[precision])
+                size = math.prod(shape) * getattr(ov.Type, precision).size
+                self.weights[op.get_friendly_name()] = (str(list(shape)), precision, size)
         self.kernels: Dict[str, str] = {}  # FC name -> the kernel that ran it
 
     def fill(self, length: int, by_token: bool) -> None:

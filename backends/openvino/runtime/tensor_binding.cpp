@@ -209,15 +209,23 @@ Error copy_dynamic_output(ov::Tensor& produced, Tensor& output, const std::strin
 
 }  // namespace
 
+namespace {
+
+// What follows `prefix` in `name`, or nullptr when `name` does not start with it.
+const char* after_prefix(const std::string& name, const char* prefix) {
+  const size_t length = std::strlen(prefix);
+  return name.compare(0, length, prefix) == 0 ? name.c_str() + length : nullptr;
+}
+
+}  // namespace
+
 InputBinding::InputBinding(const ov::Output<const ov::Node>& port, size_t index)
     : spec_(port, "input " + std::to_string(index)), index_(index) {
-  const std::string unsigned_prefix = kIndexRowsName;
-  const std::string signed_prefix = kSignedIndexRowsName;
   for (const std::string& name : port.get_names()) {
-    if (name.compare(0, unsigned_prefix.size(), unsigned_prefix) == 0) {
-      index_rows_ = std::strtoll(name.c_str() + unsigned_prefix.size(), nullptr, 10);
-    } else if (name.compare(0, signed_prefix.size(), signed_prefix) == 0) {
-      index_rows_ = std::strtoll(name.c_str() + signed_prefix.size(), nullptr, 10);
+    if (const char* rows = after_prefix(name, kIndexRowsName)) {
+      index_rows_ = std::strtoll(rows, nullptr, 10);
+    } else if (const char* signed_rows = after_prefix(name, kSignedIndexRowsName)) {
+      index_rows_ = std::strtoll(signed_rows, nullptr, 10);
       lowest_index_ = -index_rows_;
     }
   }
