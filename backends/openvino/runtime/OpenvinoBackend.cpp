@@ -105,7 +105,7 @@ Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& o
   CompileSettings settings = options;
   if (settings.device.rfind("CPU", 0) == 0 && ir_quantizes_values(blob.ir_xml) && !cpu_sums_8bit_products_exactly()) {
     settings.float_kernels_for_quantized_layers = true;
-    ET_LOG(Info,
+    ET_LOG(Debug,  // Debug for the reason the load's own line is (see init)
            "OpenVINO delegate: this CPU has no VNNI or AMX, on which OpenVINO's 8-bit kernels saturate; the "
            "quantized layers run on float kernels, computing the quantized model's values");
   }
@@ -253,7 +253,12 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
     if (!delegate.ok()) {
       return delegate.error();
     }
-    ET_LOG(Info, "OpenVINO delegate loaded on %s at inference precision %s (%zu inputs, %zu outputs), %s",
+    // Debug, not Info: a load that succeeds logs nothing. ExecuTorch's Python runtime
+    // sends std::cerr to Python for the length of each call; writing a line there
+    // lets another thread start its own load_method, and the two calls then put
+    // std::cerr back in the wrong order, leaving it on a freed buffer that crashed
+    // the process when it exited (ExecuTorch 1.5.1).
+    ET_LOG(Debug, "OpenVINO delegate loaded on %s at inference precision %s (%zu inputs, %zu outputs), %s",
            options->device.c_str(), precision_of((*delegate)->compiled).c_str(), (*delegate)->inputs.size(),
            (*delegate)->outputs.size(),
            imported_from_cache((*delegate)->compiled) ? "imported from the model cache" : "compiled");

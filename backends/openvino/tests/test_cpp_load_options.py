@@ -83,10 +83,12 @@ def test_per_load_precision(programs, program, args, precision, tolerance):
         pytest.skip(NO_BF16_REASON)
     result = run_runner(programs[program], *args)
     assert result.returncode == 0, result.stderr
-    assert f"at inference precision {precision} (1 inputs, 1 outputs)" in result.stderr
     got = outputs(result.stdout)[0]
     assert got.shape == programs["want"].shape
-    assert relative_error(got, programs["want"]) < tolerance
+    error = relative_error(got, programs["want"])
+    assert error < tolerance
+    if precision == "bf16":  # float32 stays under 1e-5: these values were computed in bf16
+        assert error > 1e-4, f"relative error {error}: computed like f32"
 
 
 def test_per_load_bf16_computes_differently_from_f32(programs):
@@ -103,7 +105,6 @@ def test_bad_per_load_precision_fails_cleanly_naming_it(programs):
     assert result.returncode == 3, f"expected load_method to fail (status 3), got {result.returncode}\n{result.stderr}"
     assert "load option: inference_precision 'f7' is not one of f32, f16, bf16" in result.stderr
     assert "load_method(forward) failed: Error::InvalidArgument" in result.stderr
-    assert "at inference precision" not in result.stderr
 
 
 def test_per_load_cache_dir_fills_the_cache(programs, tmp_path):

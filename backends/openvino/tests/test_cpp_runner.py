@@ -180,8 +180,7 @@ def test_runner_refuses_an_input_planned_channels_last(tmp_path):
 
 def test_runner_passes_load_options_to_the_delegate(split_program, tmp_path):
     cache_dir = tmp_path / "cache"
-    result = run(split_program[1], "--inference-precision", "f32", "--cache-dir", cache_dir, "--iterations", 1)
-    assert "inference precision f32" in result.stderr
+    run(split_program[1], "--inference-precision", "f32", "--cache-dir", cache_dir, "--iterations", 1)
     assert any(cache_dir.iterdir()), "OpenVINO's model cache was not written to --cache-dir"
 
 

@@ -67,17 +67,17 @@ def _weights_at(data: bytes, lowered: LoweredProgram) -> int:
     return data.index(_blob(lowered).ir_weights, _blob_offset(data) + HEADER_SIZE)
 
 
-def test_first_load_writes_the_ir_named_by_its_digest_and_the_next_imports_it(tmp_path, capfd):
+def test_first_load_writes_the_ir_named_by_its_digest_and_openvinos_compiled_model(tmp_path):
     cache = tmp_path / "cache"
     model, lowered = _lowered(tmp_path, cache)
     _check_runs_like_eager(model, lowered)
-    assert "), compiled" in capfd.readouterr().err
     xml, weights = _ir_files(cache, lowered)
     blob = _blob(lowered)
     assert xml.read_bytes() == blob.ir_xml and weights.read_bytes() == blob.ir_weights
-
+    assert list(cache.glob("*.blob")), "OpenVINO wrote no compiled model next to the IR"
+    # A successful load logs nothing, so that the next one is seen importing by what
+    # it does not read: see test_cache_hit_does_not_read_the_programs_weights.
     _check_runs_like_eager(model, lowered)
-    assert "imported from the model cache" in capfd.readouterr().err
 
 
 def test_cache_hit_does_not_read_the_programs_weights(tmp_path, capfd):
@@ -92,8 +92,7 @@ def test_cache_hit_does_not_read_the_programs_weights(tmp_path, capfd):
     data[weights_at : weights_at + len(_blob(lowered).ir_weights)] = bytes(len(_blob(lowered).ir_weights))
     lowered.path.write_bytes(bytes(data))
 
-    _check_runs_like_eager(model, lowered)
-    assert "imported from the model cache" in capfd.readouterr().err
+    _check_runs_like_eager(model, lowered)  # imported: a compile would fail on the checksum, as below
     for file in cache.glob("*.blob"):
         file.unlink()
     with pytest.raises(RuntimeError):
@@ -118,9 +117,8 @@ def test_damaged_ir_file_is_written_again_before_openvino_compiles_it_into_the_c
     _check_runs_like_eager(model, lowered)
     assert "does not hold this program's IR" in capfd.readouterr().err
     assert weights.read_bytes() == good_weights
-    # The model OpenVINO compiled from the damaged files is never imported.
+    # The model OpenVINO compiled from the damaged files (a zero bias) is never imported.
     _check_runs_like_eager(model, lowered)
-    assert "imported from the model cache" in capfd.readouterr().err
 
 
 def _with_weights_doubled(model: torch.nn.Module, lowered: LoweredProgram, path: Path) -> tuple:
@@ -164,7 +162,7 @@ def test_programs_with_the_same_ir_xml_and_other_weights_never_share_a_cached_mo
     assert len(list(cache.glob("etov-ir-*.xml"))) == 2
 
 
-def test_program_without_a_digest_uses_openvinos_own_cache(tmp_path, capfd):
+def test_program_without_a_digest_uses_openvinos_own_cache(tmp_path):
     """Programs exported before the digest existed carry zeros in its place."""
     cache = tmp_path / "cache"
     model, lowered = _lowered(tmp_path, cache)
@@ -175,7 +173,7 @@ def test_program_without_a_digest_uses_openvinos_own_cache(tmp_path, capfd):
 
     _check_runs_like_eager(model, lowered)
     _check_runs_like_eager(model, lowered)
-    assert "imported from the model cache" in capfd.readouterr().err
+    assert list(cache.glob("*.blob")), "OpenVINO's own cache holds no compiled model"
     assert not list(cache.glob("etov-ir-*")), "a program without a digest got IR files"
 
 

@@ -79,6 +79,56 @@ def test_two_programs_executing_at_once_from_two_threads_give_right_results(tmp_
     assert not failures, failures[0]
 
 
+# Runs in its own process: the failure it guards against crashed the process when it exited.
+_LOAD_FROM_FOUR_THREADS = """
+import sys, threading, torch
+import executorch_openvino
+from executorch.runtime import Runtime
+
+pte, weights = sys.argv[1], sys.argv[2]
+model = torch.nn.Linear(32, 8)
+model.load_state_dict(torch.load(weights))
+methods, start = [], threading.Barrier(4)
+
+def load():
+    start.wait()
+    methods.append(Runtime.get().load_program(pte).load_method("forward"))
+
+threads = [threading.Thread(target=load) for _ in range(4)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+assert len(methods) == 4, f"{len(methods)} of 4 loads returned"
+for method in methods:
+    for seed in (1, 2):
+        x = torch.randn(4, 32, generator=torch.Generator().manual_seed(seed))
+        torch.testing.assert_close(method.execute([x])[0], model(x).detach(), rtol=1e-5, atol=1e-5)
+print("loaded and matched eager in 4 threads")
+"""
+
+
+def test_four_threads_loading_methods_at_once_leave_a_process_that_exits_cleanly(tmp_path):
+    # ExecuTorch's Python runtime points std::cerr at Python during each call; a line the
+    # delegate logged while loading let the threads' loads interleave and leave std::cerr
+    # on a freed buffer, which crashed the process at exit (6 of 6 runs before the fix).
+    torch.manual_seed(0)
+    model = torch.nn.Linear(32, 8).eval()
+    torch.save(model.state_dict(), tmp_path / "weights.pt")
+    lowered = lower(model, (torch.randn(4, 32),), tmp_path)
+    script = tmp_path / "load_from_four_threads.py"
+    script.write_text(_LOAD_FROM_FOUR_THREADS)
+    for _ in range(2):
+        result = subprocess.run(
+            [sys.executable, str(script), str(lowered.path), str(tmp_path / "weights.pt")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert result.returncode == 0, f"exit status {result.returncode}\n{result.stderr[-2000:]}"
+        assert "loaded and matched eager in 4 threads" in result.stdout
+
+
 def test_import_without_openvino_says_what_to_install():
     script = (
         "import sys\nsys.modules['openvino'] = None\n"  # makes `import openvino` fail
