@@ -105,7 +105,7 @@ Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& o
   CompileSettings settings = options;
   if (settings.device.rfind("CPU", 0) == 0 && ir_quantizes_values(blob.ir_xml) && !cpu_sums_8bit_products_exactly()) {
     settings.float_kernels_for_quantized_layers = true;
-    ET_LOG(Debug,  // Debug for the reason the load's own line is (see init)
+    ET_LOG(Debug,  // a load that succeeds logs nothing: see the comment in init
            "OpenVINO delegate: this CPU has no VNNI or AMX, on which OpenVINO's 8-bit kernels saturate; the "
            "quantized layers run on float kernels, computing the quantized model's values");
   }

@@ -207,10 +207,6 @@ Error copy_dynamic_output(ov::Tensor& produced, Tensor& output, const std::strin
   return Error::Ok;
 }
 
-}  // namespace
-
-namespace {
-
 // What follows `prefix` in `name`, or nullptr when `name` does not start with it.
 const char* after_prefix(const std::string& name, const char* prefix) {
   const size_t length = std::strlen(prefix);
