@@ -25,6 +25,7 @@ CACHE_DIR = "cache_dir"
 NUM_STREAMS = "num_streams"
 INFERENCE_NUM_THREADS = "inference_num_threads"
 DYNAMIC_QUANTIZATION_GROUP_SIZE = "dynamic_quantization_group_size"
+ONE_TOKEN_MODEL = "one_token_model"
 KNOWN_KEYS: Tuple[str, ...] = (
     DEVICE,
     INFERENCE_PRECISION,
@@ -33,6 +34,7 @@ KNOWN_KEYS: Tuple[str, ...] = (
     NUM_STREAMS,
     INFERENCE_NUM_THREADS,
     DYNAMIC_QUANTIZATION_GROUP_SIZE,
+    ONE_TOKEN_MODEL,
 )
 
 PRECISIONS: Tuple[str, ...] = ("f32", "f16", "bf16")
@@ -54,6 +56,8 @@ class OpenvinoOptions:
     inference_num_threads: Optional[int] = None
     # None: 0 (off) at f32 on a CPU, OpenVINO's own default otherwise.
     dynamic_quantization_group_size: Optional[int] = None
+    # A second compiled model for calls of one token (runtime/one_token_model.h).
+    one_token_model: bool = False
 
     @property
     def device_type(self) -> str:
@@ -168,6 +172,12 @@ def check_dynamic_quantization_group_size(value: object) -> int:
     return int(str(value))
 
 
+def check_one_token_model(value: object) -> bool:
+    if not (isinstance(value, bool) or value in ("1", "0")):
+        raise ValueError(f"OpenVINO one_token_model {value!r} is not accepted; accepted: True or False")
+    return value in (True, "1")
+
+
 def openvino_compile_specs(
     device: str = "CPU",
     inference_precision: Optional[str] = None,
@@ -176,6 +186,7 @@ def openvino_compile_specs(
     num_streams: Optional[object] = None,
     inference_num_threads: Optional[int] = None,
     dynamic_quantization_group_size: Optional[int] = None,
+    one_token_model: Optional[bool] = None,
 ) -> List[CompileSpec]:
     """Builds the compile specs of the OpenVINO delegate, checking every value.
 
@@ -184,6 +195,12 @@ def openvino_compile_specs(
         openvino_compile_specs()                                   # CPU, float32
         openvino_compile_specs(device="GPU", inference_precision="f16")
         openvino_compile_specs(dynamic_quantization_group_size=32)  # faster compressed weights, int8 activations
+        openvino_compile_specs(one_token_model=True)  # dynamic-length LLM: decode as fast as a static export
+
+    ``one_token_model`` applies to a delegate whose KV cache grows by the tokens'
+    length (an LLM exported with a dynamic sequence length): the runtime compiles it
+    a second time with one token a call and runs decode there, at the cost of the
+    weights the device repacks, compiled twice. Other delegates ignore it.
     """
     specs = [CompileSpec(DEVICE, check_device(device).encode())]
     if inference_precision is not None:
@@ -200,6 +217,8 @@ def openvino_compile_specs(
     if dynamic_quantization_group_size is not None:
         group_size = check_dynamic_quantization_group_size(dynamic_quantization_group_size)
         specs.append(CompileSpec(DYNAMIC_QUANTIZATION_GROUP_SIZE, str(group_size).encode()))
+    if one_token_model is not None:
+        specs.append(CompileSpec(ONE_TOKEN_MODEL, b"1" if check_one_token_model(one_token_model) else b"0"))
     return specs
 
 
@@ -236,6 +255,7 @@ def parse_compile_specs(specs: Optional[Iterable[CompileSpec]]) -> OpenvinoOptio
             if DYNAMIC_QUANTIZATION_GROUP_SIZE in values
             else None
         ),
+        one_token_model=check_one_token_model(values[ONE_TOKEN_MODEL]) if ONE_TOKEN_MODEL in values else False,
     )
 
 

@@ -22,12 +22,12 @@
 
 #include "blob_reader.h"
 #include "ir_cache.h"
-#include "kv_cache.h"
+#include "model_run.h"
+#include "one_token_model.h"
 #include "openvino_error.h"
 #include "options.h"
 #include "quantized_layers.h"
 #include "resident_pages.h"
-#include "tensor_binding.h"
 
 namespace executorch_openvino {
 namespace {
@@ -58,11 +58,8 @@ struct Delegate {
   // freed last.
   std::optional<FreeableBuffer> blob;
   WeightsGivenBack weights_given_back;  // set when the weights' pages went back to a file
-  ov::CompiledModel compiled;
-  ov::InferRequest request;
-  std::vector<InputBinding> inputs;
-  std::vector<OutputBinding> outputs;
-  std::optional<CacheSequence> cache;  // set when the model's KV cache grows
+  ModelRun general;                     // runs every call but those one_token runs
+  std::optional<OneTokenModel> one_token;
 };
 
 // FNV-1a over the sizes of the tensor inputs: which sizes a call had.
@@ -91,10 +88,12 @@ ov::CompiledModel compile_from_memory(ov::Core& core, const VerifiedIr& ir, cons
   return core.compile_model(std::string(blob.ir_xml), weights, options.device, compile_config(options));
 }
 
-/// A compiled model and whether its constants may point into the blob.
+/// A compiled model, whether its constants may point into the blob, and the
+/// settings it was compiled with.
 struct CompiledBlob {
   ov::CompiledModel model;
   bool borrows_blob = true;
+  CompileSettings settings;
 };
 
 // Compiles the blob's IR: through the model cache (ir_cache.h) when there is a
@@ -118,7 +117,7 @@ Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& o
     switch (load->outcome) {
       case CacheLoad::Outcome::kCompiled:
         // From OpenVINO's cache or the IR files, which OpenVINO maps itself.
-        return CompiledBlob{std::move(load->compiled), false};
+        return CompiledBlob{std::move(load->compiled), false, settings};
       case CacheLoad::Outcome::kNotCompiled:
         break;
       case CacheLoad::Outcome::kCacheUnusable:
@@ -138,7 +137,7 @@ Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& o
     }
     verified = std::move(*ir);
   }
-  return CompiledBlob{compile_from_memory(core, *verified, settings), true};
+  return CompiledBlob{compile_from_memory(core, *verified, settings), true, settings};
 }
 
 // Keeps the blob for a model that points into it, and lets go of what is not
@@ -171,6 +170,17 @@ void keep_what_the_model_reads(Delegate& delegate, FreeableBuffer& processed, co
   ET_LOG(Debug, "OpenVINO delegate: %s", trimmed ? "gave back free heap pages" : "no free heap pages to give back");
 }
 
+// The IR of the blob as a model, to compile once more: from the blob's memory
+// while the delegate keeps it, else from the files the model cache compiled.
+std::shared_ptr<ov::Model> read_ir(ov::Core& core, const BlobView& blob, bool borrows_blob,
+                                   const std::string& cache_dir) {
+  if (!borrows_blob) {
+    return core.read_model(ir_xml_path(cache_dir, blob));
+  }
+  const ov::Tensor weights(ov::element::u8, ov::Shape{blob.ir_weights_size}, const_cast<uint8_t*>(blob.ir_weights));
+  return core.read_model(std::string(blob.ir_xml), weights);
+}
+
 Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, const CompileSettings& options) {
   // The checksum is checked where the IR is read: a model cache hit reads none of it.
   Result<BlobView> blob = parse_blob_header(processed.data(), processed.size());
@@ -184,37 +194,21 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, co
     if (!compiled.ok()) {
       return compiled.error();
     }
-    delegate->compiled = std::move(compiled->model);
     borrows_blob = compiled->borrows_blob;
-    // A port without an element type can never be bound (and creating a request
-    // for it leaks inside the CPU plugin): only a damaged blob has one.
-    for (const auto& port : delegate->compiled.inputs()) {
-      if (port.get_element_type().is_dynamic()) {
-        ET_LOG(Error, "OpenVINO blob: an input has no element type; the blob is damaged");
-        return Error::InvalidArgument;
+    Result<ModelRun> general = ModelRun::create(std::move(compiled->model));
+    if (!general.ok()) {
+      return general.error();
+    }
+    delegate->general = std::move(*general);
+    if (compiled->settings.one_token_model) {
+      ov::Core& core = shared_core();
+      Result<std::optional<OneTokenModel>> one_token =
+          OneTokenModel::compile(core, read_ir(core, *blob, borrows_blob, compiled->settings.cache_dir),
+                                 delegate->general, compiled->settings);
+      if (!one_token.ok()) {
+        return one_token.error();
       }
-    }
-    for (const auto& port : delegate->compiled.outputs()) {
-      if (port.get_element_type().is_dynamic()) {
-        ET_LOG(Error, "OpenVINO blob: an output has no element type; the blob is damaged");
-        return Error::InvalidArgument;
-      }
-    }
-    delegate->request = delegate->compiled.create_infer_request();
-    Result<std::optional<CacheSequence>> cache = CacheSequence::find(delegate->compiled, delegate->request);
-    if (!cache.ok()) {
-      return cache.error();
-    }
-    delegate->cache = std::move(*cache);
-    const auto& inputs = delegate->compiled.inputs();
-    delegate->inputs.reserve(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      delegate->inputs.emplace_back(inputs[i], i);
-    }
-    const auto& outputs = delegate->compiled.outputs();
-    delegate->outputs.reserve(outputs.size());
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      delegate->outputs.emplace_back(outputs[i], i);
+      delegate->one_token = std::move(*one_token);
     }
   } catch (const std::exception& e) {
     log_openvino_error("OpenVINO delegate: compiling for device " + options.device + " failed", e);
@@ -259,9 +253,9 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
     // std::cerr back in the wrong order, leaving it on a freed buffer that crashed
     // the process when it exited (ExecuTorch 1.5.1).
     ET_LOG(Debug, "OpenVINO delegate loaded on %s at inference precision %s (%zu inputs, %zu outputs), %s",
-           options->device.c_str(), precision_of((*delegate)->compiled).c_str(), (*delegate)->inputs.size(),
-           (*delegate)->outputs.size(),
-           imported_from_cache((*delegate)->compiled) ? "imported from the model cache" : "compiled");
+           options->device.c_str(), precision_of((*delegate)->general.compiled).c_str(),
+           (*delegate)->general.inputs.size(), (*delegate)->general.outputs.size(),
+           imported_from_cache((*delegate)->general.compiled) ? "imported from the model cache" : "compiled");
     return delegate->release();
   }
 
@@ -270,44 +264,20 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
     if (delegate == nullptr) {
       return Error::InvalidState;
     }
-    const size_t num_inputs = delegate->inputs.size();
-    const size_t num_outputs = delegate->outputs.size();
+    const size_t num_inputs = delegate->general.inputs.size();
+    const size_t num_outputs = delegate->general.outputs.size();
     if (args.size() != num_inputs + num_outputs) {
       ET_LOG(Error, "OpenVINO delegate: called with %zu values, expected %zu inputs and %zu outputs", args.size(),
              num_inputs, num_outputs);
       return Error::InvalidArgument;
     }
+    const Span<EValue*> inputs(args.data(), num_inputs);
     try {
-      // Outputs are bound before inputs: with a Parameter that feeds a Result
-      // directly, binding the output last made OpenVINO read the output buffer as
-      // the input (seen on 2025.4.1 and 2026.4.1).
-      for (size_t i = 0; i < num_outputs; ++i) {
-        ET_CHECK_OK_OR_RETURN_ERROR(delegate->outputs[i].bind(delegate->request, *args[num_inputs + i]));
-      }
+      ModelRun& run = delegate->one_token ? delegate->one_token->pick(delegate->general, inputs) : delegate->general;
       bool new_sizes = false;
-      for (size_t i = 0; i < num_inputs; ++i) {
-        ET_CHECK_OK_OR_RETURN_ERROR(delegate->inputs[i].bind(delegate->request, *args[i]));
-        new_sizes = new_sizes || delegate->inputs[i].shape_changed();
-      }
-      if (delegate->cache) {
-        ET_CHECK_OK_OR_RETURN_ERROR(delegate->cache->before_call(Span<EValue*>(args.data(), num_inputs)));
-      }
-      try {
-        delegate->request.infer();
-      } catch (...) {
-        if (delegate->cache) {
-          delegate->cache->after_failure();
-        }
-        throw;
-      }
-      if (delegate->cache) {
-        delegate->cache->after_call();
-      }
-      for (size_t i = 0; i < num_outputs; ++i) {
-        ET_CHECK_OK_OR_RETURN_ERROR(delegate->outputs[i].collect(delegate->request, *args[num_inputs + i]));
-      }
+      ET_CHECK_OK_OR_RETURN_ERROR(run.run(args, new_sizes));
       if (new_sizes && !delegate->weights_given_back.empty()) {
-        delegate->weights_given_back.after_call_of_new_sizes(sizes_hash(Span<EValue*>(args.data(), num_inputs)));
+        delegate->weights_given_back.after_call_of_new_sizes(sizes_hash(inputs));
       }
       return Error::Ok;
     } catch (const std::exception& e) {

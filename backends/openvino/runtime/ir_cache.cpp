@@ -165,6 +165,10 @@ CacheLoad write_and_compile(ov::Core& core, const IrFiles& files, VerifiedIr ir,
 
 }  // namespace
 
+std::string ir_xml_path(const std::string& cache_dir, const BlobView& blob) {
+  return ir_files_in(cache_dir, blob).xml.string();
+}
+
 bool imported_from_cache(const ov::CompiledModel& compiled) noexcept {
   try {
     return compiled.get_property(ov::loaded_from_cache);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include <executorch/runtime/core/result.h>
 #include <openvino/runtime/core.hpp>
@@ -30,6 +31,10 @@ namespace executorch_openvino {
 /// Whether OpenVINO imported `compiled` from its model cache; false where the
 /// device cannot tell.
 bool imported_from_cache(const ov::CompiledModel& compiled) noexcept;
+
+/// The path of `blob`'s IR XML file in `cache_dir` (which a load through the model
+/// cache writes), for a blob that has a digest.
+std::string ir_xml_path(const std::string& cache_dir, const BlobView& blob);
 
 /// What a load through the model cache came to.
 struct CacheLoad {

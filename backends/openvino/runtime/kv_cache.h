@@ -39,17 +39,21 @@ class CacheSequence {
   void after_call() { filled_ = pending_end_; }
   /// After a call that failed: what the cache holds is unknown until a restart at 0.
   void after_failure() { filled_ = kUnknown; }
+  /// When another request's states were copied into this one's: it holds what `other` held.
+  void continue_from(const CacheSequence& other) { filled_ = other.filled_; }
 
- private:
-  static constexpr int64_t kUnknown = -1;
-
-  // How many positions a call writes: the positions input's length, or, when the
-  // positions input holds only the first one (a dynamic-length export), the size of
-  // dimension `count_dim_` of input `count_input_` (the tokens).
+  /// Where a call's count of positions is read when the positions input holds only
+  /// the first one (a dynamic-length export): the size of dimension `dim` of input
+  /// `input` (the tokens).
   struct CountSource {
     size_t input;
     size_t dim;
   };
+  /// Set for a dynamic-length export; else a call writes as many positions as it lists.
+  const std::optional<CountSource>& count_source() const { return count_source_; }
+
+ private:
+  static constexpr int64_t kUnknown = -1;
 
   // Keeps positions 0..positions-1 of every grown cache: a call went back.
   executorch::runtime::Error trim_to(int64_t positions);

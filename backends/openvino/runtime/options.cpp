@@ -116,11 +116,17 @@ Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) 
         ET_LOG(Error, "OpenVINO program: dynamic_quantization_group_size '%s' is not an integer >= 0", value->c_str());
         return Error::InvalidArgument;
       }
+    } else if (key == kOneTokenModelKey) {
+      if (*value != "0" && *value != "1") {
+        ET_LOG(Error, "OpenVINO program: one_token_model '%s' is not 0 or 1", value->c_str());
+        return Error::InvalidArgument;
+      }
+      options.one_token_model = *value == "1";
     } else {
       ET_LOG(Error,
              "OpenVINO program: unknown compile spec '%.*s'; this runtime knows device, "
              "inference_precision, performance_hint, cache_dir, num_streams, inference_num_threads, "
-             "dynamic_quantization_group_size",
+             "dynamic_quantization_group_size, one_token_model",
              static_cast<int>(key.size()), key.data());
       return Error::InvalidArgument;
     }

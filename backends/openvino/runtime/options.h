@@ -24,6 +24,8 @@ struct CompileSettings {
   int inference_num_threads = -1;  // -1: what the performance hint picks
   // -1: 0 (off) at f32 on a CPU, OpenVINO's default otherwise.
   int dynamic_quantization_group_size = -1;
+  // A second model for calls of one token (one_token_model.h).
+  bool one_token_model = false;
   // Set at load, not by a spec: 8-bit layers on float kernels (quantized_layers.h).
   bool float_kernels_for_quantized_layers = false;
 };
@@ -44,6 +46,7 @@ inline constexpr const char* kPerformanceHintKey = "performance_hint";
 inline constexpr const char* kNumStreamsKey = "num_streams";
 inline constexpr const char* kInferenceNumThreadsKey = "inference_num_threads";
 inline constexpr const char* kDynamicQuantizationGroupSizeKey = "dynamic_quantization_group_size";
+inline constexpr const char* kOneTokenModelKey = "one_token_model";  // "1" or "0"
 
 /// Reads the compile specs the program was lowered with. Unknown keys and bad
 /// values fail with InvalidArgument and a log line naming them.

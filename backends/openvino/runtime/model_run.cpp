@@ -1,0 +1,87 @@
+#include "model_run.h"
+
+#include <executorch/runtime/platform/log.h>
+
+namespace executorch_openvino {
+
+using executorch::runtime::Error;
+using executorch::runtime::EValue;
+using executorch::runtime::Result;
+using executorch::runtime::Span;
+
+namespace {
+
+// Creating a request for a port without an element type leaks inside the CPU
+// plugin, and such a port can never be bound.
+template <typename Ports>
+bool all_typed(const Ports& ports, const char* kind) {
+  for (const auto& port : ports) {
+    if (port.get_element_type().is_dynamic()) {
+      ET_LOG(Error, "OpenVINO blob: an %s has no element type; the blob is damaged", kind);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ModelRun> ModelRun::create(ov::CompiledModel compiled) {
+  if (!all_typed(compiled.inputs(), "input") || !all_typed(compiled.outputs(), "output")) {
+    return Error::InvalidArgument;
+  }
+  ModelRun run;
+  run.compiled = std::move(compiled);
+  run.request = run.compiled.create_infer_request();
+  Result<std::optional<CacheSequence>> cache = CacheSequence::find(run.compiled, run.request);
+  if (!cache.ok()) {
+    return cache.error();
+  }
+  run.cache = std::move(*cache);
+  const auto& inputs = run.compiled.inputs();
+  run.inputs.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    run.inputs.emplace_back(inputs[i], i);
+  }
+  const auto& outputs = run.compiled.outputs();
+  run.outputs.reserve(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    run.outputs.emplace_back(outputs[i], i);
+  }
+  return run;
+}
+
+Error ModelRun::run(Span<EValue*> args, bool& new_sizes) {
+  const size_t num_inputs = inputs.size();
+  // Outputs are bound before inputs: with a Parameter that feeds a Result
+  // directly, binding the output last made OpenVINO read the output buffer as
+  // the input (seen on 2025.4.1 and 2026.4.1).
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    ET_CHECK_OK_OR_RETURN_ERROR(outputs[i].bind(request, *args[num_inputs + i]));
+  }
+  new_sizes = false;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    ET_CHECK_OK_OR_RETURN_ERROR(inputs[i].bind(request, *args[i]));
+    new_sizes = new_sizes || inputs[i].shape_changed();
+  }
+  if (cache) {
+    ET_CHECK_OK_OR_RETURN_ERROR(cache->before_call(Span<EValue*>(args.data(), num_inputs)));
+  }
+  try {
+    request.infer();
+  } catch (...) {
+    if (cache) {
+      cache->after_failure();
+    }
+    throw;
+  }
+  if (cache) {
+    cache->after_call();
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    ET_CHECK_OK_OR_RETURN_ERROR(outputs[i].collect(request, *args[num_inputs + i]));
+  }
+  return Error::Ok;
+}
+
+}  // namespace executorch_openvino

@@ -1,0 +1,105 @@
+#include "one_token_model.h"
+
+#include <map>
+#include <string>
+
+#include <executorch/runtime/platform/log.h>
+
+#include "openvino_error.h"
+
+namespace executorch_openvino {
+
+using executorch::runtime::Error;
+using executorch::runtime::EValue;
+using executorch::runtime::Result;
+using executorch::runtime::Span;
+
+Result<std::optional<OneTokenModel>> OneTokenModel::compile(ov::Core& core, const std::shared_ptr<ov::Model>& model,
+                                                            ModelRun& general, const CompileSettings& settings) {
+  if (!general.cache || !general.cache->count_source()) {
+    ET_LOG(Debug, "OpenVINO delegate: one_token_model: no KV cache grows by the tokens' length here; not used");
+    return std::optional<OneTokenModel>();
+  }
+  const CacheSequence::CountSource tokens = *general.cache->count_source();
+  ov::CompiledModel compiled;
+  try {
+    const auto& port = model->input(tokens.input);
+    ov::PartialShape shape = port.get_partial_shape();
+    if (shape.rank().is_dynamic() || tokens.dim >= shape.size()) {
+      ET_LOG(Error, "OpenVINO delegate: one_token_model: input %zu has no dimension %zu to fix at 1", tokens.input,
+             tokens.dim);
+      return Error::InvalidArgument;
+    }
+    shape[tokens.dim] = 1;
+    model->reshape({{model->input(tokens.input), shape}});
+    compiled = core.compile_model(model, settings.device, compile_config(settings));
+  } catch (const std::exception& e) {
+    log_openvino_error("OpenVINO delegate: one_token_model: compiling with input " + std::to_string(tokens.input) +
+                           " of length 1 failed",
+                       e);
+    return Error::InvalidArgument;
+  }
+  Result<ModelRun> run = ModelRun::create(std::move(compiled));
+  if (!run.ok()) {
+    return run.error();
+  }
+  if (!run->cache) {
+    ET_LOG(Error, "OpenVINO delegate: one_token_model: the model of one token lost the KV cache's positions input");
+    return Error::Internal;
+  }
+  OneTokenModel one_token(std::move(*run), tokens);
+  std::map<std::string, ov::VariableState> by_name;
+  for (auto& state : one_token.run_.request.query_state()) {
+    by_name.emplace(state.get_name(), state);
+  }
+  for (auto& state : general.request.query_state()) {
+    const auto found = by_name.find(state.get_name());
+    if (found == by_name.end()) {
+      ET_LOG(Error, "OpenVINO delegate: one_token_model: state '%s' is missing from the model of one token",
+             state.get_name().c_str());
+      return Error::Internal;
+    }
+    one_token.states_.emplace_back(state, found->second);
+  }
+  return std::optional<OneTokenModel>(std::move(one_token));
+}
+
+bool OneTokenModel::brings_one_token(Span<EValue*> inputs) const {
+  // Anything else goes to the general model, whose checks name what is wrong.
+  if (tokens_.input >= inputs.size() || !inputs[tokens_.input]->isTensor()) {
+    return false;
+  }
+  const auto& tensor = inputs[tokens_.input]->toTensor();
+  return tokens_.dim < static_cast<size_t>(tensor.dim()) && tensor.size(tokens_.dim) == 1;
+}
+
+ModelRun& OneTokenModel::pick(ModelRun& general, Span<EValue*> inputs) {
+  const bool one_token = brings_one_token(inputs);
+  if (one_token != holds_states_) {
+    if (one_token) {
+      move_states(general, run_, true);
+    } else {
+      move_states(run_, general, false);
+    }
+  }
+  return one_token ? run_ : general;
+}
+
+void OneTokenModel::move_states(ModelRun& from, ModelRun& to, bool to_this_model) {
+  // Whatever happens below, the next call runs on `to`.
+  holds_states_ = to_this_model;
+  try {
+    for (auto& [general_state, one_token_state] : states_) {
+      ov::VariableState& source = to_this_model ? general_state : one_token_state;
+      ov::VariableState& target = to_this_model ? one_token_state : general_state;
+      target.set_state(source.get_state());
+    }
+  } catch (...) {
+    // Part of the states moved: the sequence must start again at position 0.
+    to.cache->after_failure();
+    throw;
+  }
+  to.cache->continue_from(*from.cache);
+}
+
+}  // namespace executorch_openvino

@@ -1,0 +1,107 @@
+"""With the compile spec one_token_model, a dynamic-length LLM export runs its calls
+of one token on a second compiled model; every call still gives what eager PyTorch
+gives, whichever model ran the call before (the KV cache moves between them)."""
+
+import pytest
+import torch
+from executorch_openvino import BACKEND_ID, openvino_compile_specs
+from harness import lower, run
+from models import small_llama
+from test_llama_dynamic import SEQUENCE, Generation, prompt
+
+
+@pytest.fixture(scope="module")
+def llama():
+    torch.manual_seed(0)
+    return small_llama(enable_dynamic_shape=True)
+
+
+def lowered(model, tmp_path, **specs):
+    dynamic_shapes = ({1: SEQUENCE}, {"input_pos": None})
+    with torch.no_grad():
+        return lower(
+            model,
+            (torch.tensor([[1, 2, 3]]), {"input_pos": torch.tensor([0])}),
+            tmp_path,
+            compile_specs=openvino_compile_specs(one_token_model=True, **specs),
+            dynamic_shapes=dynamic_shapes,
+        )
+
+
+@pytest.fixture(scope="module")
+def program(llama, tmp_path_factory):
+    return lowered(llama, tmp_path_factory.mktemp("one_token"))
+
+
+@pytest.mark.parametrize("token_by_token", [False, True], ids=["prompt_in_one_call", "prompt_token_by_token"])
+def test_generates_like_eager(llama, program, token_by_token):
+    assert program.delegate_ids() == [BACKEND_ID]
+    generation = Generation(program.load_method(), llama, positions_per_token=False)
+    generation.generate(prompt(), token_by_token)
+    assert generation.worst_relative_error < 1e-4
+
+
+def test_a_prompt_after_decoding_continues_the_sequence(llama, program):
+    # Decode runs on the model of one token, the second prompt on the dynamic one:
+    # the cache the decode steps filled must move back for the second prompt.
+    generation = Generation(program.load_method(), llama, positions_per_token=False)
+    tokens = generation.generate(prompt(), token_by_token=False)
+    position = prompt().shape[1] + len(tokens) - 1
+    follow_up = torch.tensor([[tokens[-1], 17, 923, 4051]])
+    token = generation.step(follow_up, position)
+    position += follow_up.shape[1]
+    for _ in range(5):
+        token = generation.step(torch.tensor([[token]]), position)
+        position += 1
+    assert generation.worst_relative_error < 1e-4
+
+
+def test_two_generations_from_one_loaded_method_match_two_fresh_eager_runs(llama, program):
+    method = program.load_method()
+    first = Generation(method, llama, positions_per_token=False).generate(prompt(), token_by_token=False)
+    second = Generation(method, llama, positions_per_token=False).generate(prompt(), token_by_token=False)
+    assert first == second
+
+
+def test_going_back_to_an_earlier_position_after_decoding(llama, program):
+    # A chat application editing its history: the cache is cut at the position the
+    # call starts at, in whichever model holds it; eager attends up to that position.
+    generation = Generation(program.load_method(), llama, positions_per_token=False)
+    generation.generate(prompt(), token_by_token=False)
+    token = generation.step(torch.tensor([[311]]), 5)  # one token: cut where decode left the cache
+    generation.step(torch.tensor([[token, 7]]), 6)  # the cache moves to the dynamic model
+    token = generation.step(torch.tensor([[5, 6, 7]]), 3)  # cut there
+    generation.step(torch.tensor([[token]]), 6)  # and back to the model of one token
+    assert generation.worst_relative_error < 1e-4
+
+
+def test_a_program_loaded_through_the_model_cache_generates_like_eager(llama, tmp_path):
+    program = lowered(llama, tmp_path, cache_dir=str(tmp_path / "cache"))
+    for _ in range(2):  # the first load fills the cache, the second reads it
+        generation = Generation(program.load_method(), llama, positions_per_token=False)
+        generation.generate(prompt(), token_by_token=False)
+        assert generation.worst_relative_error < 1e-4
+
+
+def test_a_model_without_a_kv_cache_ignores_it(tmp_path):
+    class Scale(torch.nn.Module):
+        def forward(self, x):
+            return x * 3 + 1
+
+    program = lower(
+        Scale(),
+        (torch.randn(2, 3),),
+        tmp_path,
+        compile_specs=openvino_compile_specs(one_token_model=True),
+        dynamic_shapes=({0: torch.export.Dim("rows", min=1, max=8)},),
+    )
+    method = program.load_method()
+    for rows in (1, 5):
+        x = torch.randn(rows, 3)
+        torch.testing.assert_close(run(method, (x,))[0], x * 3 + 1)
+
+
+@pytest.mark.parametrize("value", ["yes", 2, 1.0])
+def test_a_value_other_than_true_or_false_is_refused(value):
+    with pytest.raises(ValueError, match=r"one_token_model .* accepted: True or False"):
+        openvino_compile_specs(one_token_model=value)
