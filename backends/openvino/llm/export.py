@@ -155,6 +155,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         action="store_true",
         help="export for one token per call (the runner then prefills token by token)",
     )
+    parser.add_argument(
+        "--one-token-model",
+        action="store_true",
+        help="also compile the dynamic-length program for one token per call, which decode steps then use "
+        "(as fast as --static-shape, at the cost of a second copy of the weights OpenVINO repacks)",
+    )
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
     parser.add_argument(
@@ -172,6 +178,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--bos-id", type=int, default=1)
     parser.add_argument("--eos-id", type=int, action="append", help="repeat for several; default 2")
     options = parser.parse_args(argv)
+    if options.one_token_model and options.static_shape:
+        parser.error("--one-token-model is for dynamic-length exports; --static-shape has one token per call already")
     logging.basicConfig(level=logging.INFO)
 
     from executorch.examples.models.llama.llama_transformer import construct_transformer
@@ -195,6 +203,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         device=options.device,
         inference_precision=options.precision,
         dynamic_quantization_group_size=options.dynamic_quantization_group_size,
+        one_token_model=options.one_token_model or None,
     )
     compression = None
     if options.weight_compression:

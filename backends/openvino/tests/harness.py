@@ -283,3 +283,16 @@ def model_in_blob(blob: bytes) -> Any:
     parsed = read_blob(blob)
     weights = ov.Tensor(np.frombuffer(parsed.ir_weights, dtype=np.uint8).copy())
     return ov.Core().read_model(parsed.ir_xml.decode(), weights)
+
+
+def with_compile_spec(buffer: bytes, key: str, value: bytes) -> bytes:
+    """The program with `key` set to `value` in every delegate's compile specs, as a
+    program written by another tool, or damaged, could carry it."""
+    from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+
+    pte = deserialize_pte_binary(buffer)
+    for delegate in pte.program.execution_plan[0].delegates:
+        for spec in delegate.compile_specs:
+            if spec.key == key:
+                spec.value = value
+    return bytes(serialize_pte_binary(pte))

@@ -21,6 +21,8 @@ from small_models import AddOne
         {"inference_num_threads": 0},
         {"dynamic_quantization_group_size": 0},
         {"dynamic_quantization_group_size": 32},
+        {"one_token_model": True},
+        {"one_token_model": False},
     ],
     ids=lambda options: "-".join(f"{k}={v}" for k, v in options.items()),
 )
@@ -51,6 +53,7 @@ BAD_SPECS = [
     (CompileSpec("inference_num_threads", b"-1"), r"inference_num_threads '-1'.*integer >= 0"),
     (CompileSpec("inference_num_threads", b"1.5"), r"inference_num_threads '1.5'"),
     (CompileSpec("dynamic_quantization_group_size", b"-1"), r"dynamic_quantization_group_size '-1'.*integer >= 0"),
+    (CompileSpec("one_token_model", b"yes"), r"one_token_model 'yes'.*accepted: True or False"),
 ]
 
 

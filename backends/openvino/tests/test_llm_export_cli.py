@@ -5,6 +5,7 @@ import json
 
 import pytest
 import torch
+from executorch.exir._serialize._program import deserialize_pte_binary
 from executorch.runtime import Runtime
 from executorch_openvino.llm.export import main
 
@@ -48,3 +49,19 @@ def test_a_checkpoint_of_other_sizes_is_refused_naming_one_tensor(tmp_path):
         main(
             ["--params", str(params), "--checkpoint", str(tmp_path / "model.pth"), "--output", str(tmp_path / "x.pte")]
         )
+
+
+def test_one_token_model_option_reaches_the_delegate(tmp_path):
+    params = write_params(tmp_path, **TINY)
+    output = tmp_path / "x.pte"
+    main(["--params", str(params), "--output", str(output), "--max-seq-len", "16", "--one-token-model"])
+    plan = next(plan for plan in deserialize_pte_binary(output.read_bytes()).program.execution_plan if plan.delegates)
+    specs = {spec.key: spec.value for spec in plan.delegates[0].compile_specs}
+    assert specs["one_token_model"] == b"1"
+
+
+def test_one_token_model_with_a_static_shape_is_refused(tmp_path, capsys):
+    params = write_params(tmp_path, **TINY)
+    with pytest.raises(SystemExit):
+        main(["--params", str(params), "--output", str(tmp_path / "x.pte"), "--one-token-model", "--static-shape"])
+    assert "--one-token-model is for dynamic-length exports" in capsys.readouterr().err

@@ -4,8 +4,9 @@ gives, whichever model ran the call before (the KV cache moves between them)."""
 
 import pytest
 import torch
+from executorch.runtime import Runtime
 from executorch_openvino import BACKEND_ID, openvino_compile_specs
-from harness import lower, run
+from harness import lower, run, with_compile_spec
 from models import small_llama
 from test_llama_dynamic import SEQUENCE, Generation, prompt
 
@@ -105,3 +106,11 @@ def test_a_model_without_a_kv_cache_ignores_it(tmp_path):
 def test_a_value_other_than_true_or_false_is_refused(value):
     with pytest.raises(ValueError, match=r"one_token_model .* accepted: True or False"):
         openvino_compile_specs(one_token_model=value)
+
+
+def test_runtime_refuses_a_value_other_than_0_or_1_read_from_the_program(llama, program, tmp_path, capfd):
+    path = tmp_path / "yes.pte"
+    path.write_bytes(with_compile_spec(program.path.read_bytes(), "one_token_model", b"yes"))
+    with pytest.raises(RuntimeError):
+        Runtime.get().load_program(path).load_method("forward")
+    assert "one_token_model 'yes' is not 0 or 1" in capfd.readouterr().err

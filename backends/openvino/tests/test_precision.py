@@ -6,12 +6,11 @@ import openvino as ov
 import pytest
 import torch
 from executorch.exir import to_edge
-from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
 from executorch.exir.backend.backend_api import to_backend
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 from executorch.runtime import Runtime
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs, set_load_options
-from harness import NO_BF16_REASON, cpu_runs_bf16, eager, lower, run
+from harness import NO_BF16_REASON, cpu_runs_bf16, eager, lower, run, with_compile_spec
 from models import Mlp
 
 
@@ -94,24 +93,13 @@ def test_unknown_precision_is_refused_before_conversion_starts(monkeypatch):
         to_backend(BACKEND_ID, edge_program, [CompileSpec("inference_precision", b"f7")])
 
 
-def _with_compile_spec(buffer: bytes, key: str, value: bytes) -> bytes:
-    """The program with `key` set to `value` in every delegate's compile specs, as a
-    program written by another tool, or damaged, could carry it."""
-    pte = deserialize_pte_binary(buffer)
-    for delegate in pte.program.execution_plan[0].delegates:
-        for spec in delegate.compile_specs:
-            if spec.key == key:
-                spec.value = value
-    return bytes(serialize_pte_binary(pte))
-
-
 def test_runtime_refuses_a_bad_precision_read_from_the_program(tmp_path, capfd):
     # Lowering refuses 'f7', so it is written into a lowered program afterwards.
     lowered = lower(
         Addmm(), _addmm_inputs()[0], tmp_path, compile_specs=openvino_compile_specs(inference_precision="f32")
     )
     path = tmp_path / "f7.pte"
-    path.write_bytes(_with_compile_spec(lowered.path.read_bytes(), "inference_precision", b"f7"))
+    path.write_bytes(with_compile_spec(lowered.path.read_bytes(), "inference_precision", b"f7"))
     with pytest.raises(RuntimeError):
         Runtime.get().load_program(path).load_method("forward")
     assert "inference_precision 'f7' is not one of f32, f16, bf16" in capfd.readouterr().err
