@@ -9,6 +9,7 @@ from typing import List
 
 import pytest
 import torch
+from executorch_openvino import openvino_compile_specs
 from executorch_openvino.llm import export_llm
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
@@ -73,8 +74,14 @@ def runner_pieces(runner, prompt: str) -> List[str]:
     return pieces
 
 
-@pytest.mark.parametrize("enable_dynamic_shape", [True, False], ids=["prompt_in_one_call", "prompt_token_by_token"])
-def test_runner_generates_like_eager_twice_from_one_load(tokenizer_path, tmp_path, enable_dynamic_shape):
+@pytest.mark.parametrize(
+    "enable_dynamic_shape, one_token_model",
+    [(True, False), (False, False), (True, True)],
+    ids=["prompt_in_one_call", "prompt_token_by_token", "prompt_in_one_call_decode_on_one_token_model"],
+)
+def test_runner_generates_like_eager_twice_from_one_load(
+    tokenizer_path, tmp_path, enable_dynamic_shape, one_token_model
+):
     from executorch.extension.llm.runner import TextLLMRunner
 
     tokenizer = Tokenizer.from_file(str(tokenizer_path))
@@ -84,7 +91,8 @@ def test_runner_generates_like_eager_twice_from_one_load(tokenizer_path, tmp_pat
     torch.manual_seed(0)
     model = construct_transformer(args).eval()
     eager_model = copy.deepcopy(model)
-    program = export_llm(model, args, bos_id=BOS, eos_ids=[EOS])
+    specs = openvino_compile_specs(one_token_model=one_token_model)
+    program = export_llm(model, args, compile_specs=specs, bos_id=BOS, eos_ids=[EOS])
     plan = program.executorch_program.execution_plan[0]
     assert [operator.name for operator in plan.operators] == []  # nothing on the CPU, no cache copy-back
     pte = tmp_path / "llama.pte"
