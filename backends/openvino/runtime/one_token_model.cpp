@@ -30,6 +30,11 @@ Result<std::optional<OneTokenModel>> OneTokenModel::compile(ov::Core& core, cons
              tokens.dim);
       return Error::InvalidArgument;
     }
+    if (shape[tokens.dim].get_min_length() > 1) {
+      ET_LOG(Debug, "OpenVINO delegate: one_token_model: calls bring at least %lld tokens here; not used",
+             static_cast<long long>(shape[tokens.dim].get_min_length()));
+      return std::optional<OneTokenModel>();
+    }
     shape[tokens.dim] = 1;
     model->reshape({{model->input(tokens.input), shape}});
     compiled = core.compile_model(model, settings.device, compile_config(settings));
