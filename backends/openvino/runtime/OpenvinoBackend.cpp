@@ -81,11 +81,14 @@ uint64_t sizes_hash(Span<EValue*> inputs) {
   return hash;
 }
 
+// The IR weights as a tensor that borrows the blob's memory, which the delegate keeps.
+ov::Tensor weights_in(const BlobView& blob) {
+  return ov::Tensor(ov::element::u8, ov::Shape{blob.ir_weights_size}, const_cast<uint8_t*>(blob.ir_weights));
+}
+
 ov::CompiledModel compile_from_memory(ov::Core& core, const VerifiedIr& ir, const CompileSettings& options) {
   const BlobView& blob = ir.blob();
-  // The weights tensor borrows the blob's memory, which the delegate keeps.
-  const ov::Tensor weights(ov::element::u8, ov::Shape{blob.ir_weights_size}, const_cast<uint8_t*>(blob.ir_weights));
-  return core.compile_model(std::string(blob.ir_xml), weights, options.device, compile_config(options));
+  return core.compile_model(std::string(blob.ir_xml), weights_in(blob), options.device, compile_config(options));
 }
 
 /// A compiled model, whether its constants may point into the blob, and the
@@ -177,8 +180,7 @@ std::shared_ptr<ov::Model> read_ir(ov::Core& core, const BlobView& blob, bool bo
   if (!borrows_blob) {
     return core.read_model(ir_xml_path(cache_dir, blob));
   }
-  const ov::Tensor weights(ov::element::u8, ov::Shape{blob.ir_weights_size}, const_cast<uint8_t*>(blob.ir_weights));
-  return core.read_model(std::string(blob.ir_xml), weights);
+  return core.read_model(std::string(blob.ir_xml), weights_in(blob));
 }
 
 Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, const CompileSettings& options) {
