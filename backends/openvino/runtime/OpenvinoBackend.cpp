@@ -174,13 +174,35 @@ void keep_what_the_model_reads(Delegate& delegate, FreeableBuffer& processed, co
 }
 
 // The IR of the blob as a model, to compile once more: from the blob's memory
-// while the delegate keeps it, else from the files the model cache compiled.
+// while the delegate keeps it, else from the files the model cache compiled
+// (nullptr when they do not hold it).
 std::shared_ptr<ov::Model> read_ir(ov::Core& core, const BlobView& blob, bool borrows_blob,
                                    const std::string& cache_dir) {
   if (!borrows_blob) {
-    return core.read_model(ir_xml_path(cache_dir, blob));
+    return read_cached_ir(core, cache_dir, blob);
   }
   return core.read_model(std::string(blob.ir_xml), weights_in(blob));
+}
+
+// The model of one token (one_token_model.h), when the program asks for it and it
+// can be made. It only makes decode faster, so a load goes on without it, after a
+// log line, when it cannot be made.
+std::optional<OneTokenModel> one_token_model_for(ModelRun& general, const BlobView& blob, bool borrows_blob,
+                                                 const CompileSettings& settings) {
+  try {
+    ov::Core& core = shared_core();
+    const std::shared_ptr<ov::Model> model = read_ir(core, blob, borrows_blob, settings.cache_dir);
+    if (model) {
+      Result<std::optional<OneTokenModel>> one_token = OneTokenModel::compile(core, model, general, settings);
+      if (one_token.ok()) {
+        return std::move(*one_token);
+      }
+    }
+  } catch (const std::exception& e) {
+    log_openvino_error("OpenVINO delegate: one_token_model: reading the IR failed", e);
+  }
+  ET_LOG(Error, "OpenVINO delegate: one_token_model: loaded without the model of one token; decode runs as exported");
+  return std::nullopt;
 }
 
 Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, const CompileSettings& options) {
@@ -203,14 +225,7 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, co
     }
     delegate->general = std::move(*general);
     if (compiled->settings.one_token_model) {
-      ov::Core& core = shared_core();
-      Result<std::optional<OneTokenModel>> one_token =
-          OneTokenModel::compile(core, read_ir(core, *blob, borrows_blob, compiled->settings.cache_dir),
-                                 delegate->general, compiled->settings);
-      if (!one_token.ok()) {
-        return one_token.error();
-      }
-      delegate->one_token = std::move(*one_token);
+      delegate->one_token = one_token_model_for(delegate->general, *blob, borrows_blob, compiled->settings);
     }
   } catch (const std::exception& e) {
     log_openvino_error("OpenVINO delegate: compiling for device " + options.device + " failed", e);

@@ -123,8 +123,7 @@ ov::CompiledModel compile_file(ov::Core& core, const IrFiles& files, const Compi
   }
 }
 
-bool ir_files_match(const IrFiles& files, const VerifiedIr& ir) {
-  const BlobView& blob = ir.blob();
+bool ir_files_hold(const IrFiles& files, const BlobView& blob) {
   return file_holds(files.xml, blob.ir_xml.data(), blob.ir_xml.size()) &&
          file_holds(files.bin, blob.ir_weights, blob.ir_weights_size);
 }
@@ -165,10 +164,6 @@ CacheLoad write_and_compile(ov::Core& core, const IrFiles& files, VerifiedIr ir,
 
 }  // namespace
 
-std::string ir_xml_path(const std::string& cache_dir, const BlobView& blob) {
-  return ir_files_in(cache_dir, blob).xml.string();
-}
-
 bool imported_from_cache(const ov::CompiledModel& compiled) noexcept {
   try {
     return compiled.get_property(ov::loaded_from_cache);
@@ -195,7 +190,7 @@ Result<CacheLoad> load_through_model_cache(ov::Core& core, const BlobView& blob,
   if (!ir.ok()) {
     return ir.error();
   }
-  if (found && ir_files_match(files, *ir)) {
+  if (found && ir_files_hold(files, ir->blob())) {
     load.outcome = load.compiled ? CacheLoad::Outcome::kCompiled : CacheLoad::Outcome::kNotCompiled;
     load.verified = std::move(*ir);
     return load;
@@ -204,6 +199,15 @@ Result<CacheLoad> load_through_model_cache(ov::Core& core, const BlobView& blob,
     ET_LOG(Error, "OpenVINO model cache: %s does not hold this program's IR; writing it again", files.xml.c_str());
   }
   return write_and_compile(core, files, std::move(*ir), options);
+}
+
+std::shared_ptr<ov::Model> read_cached_ir(ov::Core& core, const std::string& cache_dir, const BlobView& blob) {
+  const IrFiles files = ir_files_in(cache_dir, blob);
+  if (!ir_files_hold(files, blob)) {
+    ET_LOG(Error, "OpenVINO model cache: %s does not hold the program's IR", files.xml.c_str());
+    return nullptr;
+  }
+  return core.read_model(files.xml.string());
 }
 
 }  // namespace executorch_openvino

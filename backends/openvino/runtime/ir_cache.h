@@ -17,6 +17,7 @@
  */
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -32,9 +33,11 @@ namespace executorch_openvino {
 /// device cannot tell.
 bool imported_from_cache(const ov::CompiledModel& compiled) noexcept;
 
-/// The path of `blob`'s IR XML file in `cache_dir` (which a load through the model
-/// cache writes), for a blob that has a digest.
-std::string ir_xml_path(const std::string& cache_dir, const BlobView& blob);
+/// The IR files of `blob` (which has a digest) in `cache_dir`, read as a model to
+/// compile once more after a load through the cache. A load that OpenVINO served
+/// from its cache read neither file, so they are compared with the blob first:
+/// nullptr, after a log line, when they differ. Throws what OpenVINO throws.
+std::shared_ptr<ov::Model> read_cached_ir(ov::Core& core, const std::string& cache_dir, const BlobView& blob);
 
 /// What a load through the model cache came to.
 struct CacheLoad {

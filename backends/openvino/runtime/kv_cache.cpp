@@ -122,6 +122,15 @@ Result<std::optional<CacheSequence>> CacheSequence::find(const ov::CompiledModel
   return std::optional<CacheSequence>();
 }
 
+bool CacheSequence::starts_again(executorch::runtime::Span<EValue*> inputs) const {
+  if (positions_input_ >= inputs.size() || !inputs[positions_input_]->isTensor()) {
+    return false;
+  }
+  const auto& tensor = inputs[positions_input_]->toTensor();
+  const bool integer = tensor.scalar_type() == ScalarType::Long || tensor.scalar_type() == ScalarType::Int;
+  return integer && tensor.numel() > 0 && position_at(tensor, 0) == 0;
+}
+
 Error CacheSequence::before_call(executorch::runtime::Span<EValue*> inputs) {
   const EValue& positions = *inputs[positions_input_];
   if (!positions.isTensor()) {
@@ -195,7 +204,13 @@ Error CacheSequence::trim_to(int64_t positions) {
       ov::Coordinate begin(held.get_shape().size(), 0);
       ov::Coordinate end(held.get_shape());
       end[static_cast<size_t>(cache.axis)] = static_cast<size_t>(positions);
-      cache.state.set_state(ov::Tensor(held, begin, end));
+      // get_state can be a view of the state's own memory (the CPU plugin's plain
+      // states), which set_state would then overwrite while reading it: copy first.
+      ov::Shape kept_shape = held.get_shape();
+      kept_shape[static_cast<size_t>(cache.axis)] = static_cast<size_t>(positions);
+      ov::Tensor kept(held.get_element_type(), kept_shape);
+      ov::Tensor(held, begin, end).copy_to(kept);
+      cache.state.set_state(kept);
     }
   } catch (const std::exception& e) {
     filled_ = kUnknown;

@@ -39,6 +39,9 @@ class CacheSequence {
   void after_call() { filled_ = pending_end_; }
   /// After a call that failed: what the cache holds is unknown until a restart at 0.
   void after_failure() { filled_ = kUnknown; }
+  /// Whether a call with these inputs starts the sequence again at position 0 (the
+  /// checks are before_call's: false for inputs it would refuse).
+  bool starts_again(executorch::runtime::Span<executorch::runtime::EValue*> inputs) const;
   /// When another request's states were copied into this one's: it holds what `other` held.
   void continue_from(const CacheSequence& other) { filled_ = other.filled_; }
 

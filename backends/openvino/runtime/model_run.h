@@ -33,7 +33,8 @@ struct ModelRun {
 
   /// Runs one call: `args` are the delegate's inputs, then its outputs, as many as
   /// the model has (checked by the caller). `new_sizes` tells whether an input
-  /// came with other sizes than the call before. Throws what OpenVINO throws.
+  /// came with other sizes than in the call before on this model. Throws what
+  /// OpenVINO throws.
   executorch::runtime::Error run(executorch::runtime::Span<executorch::runtime::EValue*> args, bool& new_sizes);
 };
 

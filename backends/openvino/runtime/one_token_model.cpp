@@ -5,6 +5,8 @@
 
 #include <executorch/runtime/platform/log.h>
 
+#include <executorch_openvino/backend.h>
+
 #include "openvino_error.h"
 
 namespace executorch_openvino {
@@ -13,6 +15,14 @@ using executorch::runtime::Error;
 using executorch::runtime::EValue;
 using executorch::runtime::Result;
 using executorch::runtime::Span;
+
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
 
 Result<std::optional<OneTokenModel>> OneTokenModel::compile(ov::Core& core, const std::shared_ptr<ov::Model>& model,
                                                             ModelRun& general, const CompileSettings& settings) {
@@ -23,8 +33,7 @@ Result<std::optional<OneTokenModel>> OneTokenModel::compile(ov::Core& core, cons
   const CacheSequence::CountSource tokens = *general.cache->count_source();
   ov::CompiledModel compiled;
   try {
-    const auto& port = model->input(tokens.input);
-    ov::PartialShape shape = port.get_partial_shape();
+    ov::PartialShape shape = model->input(tokens.input).get_partial_shape();
     if (shape.rank().is_dynamic() || tokens.dim >= shape.size()) {
       ET_LOG(Error, "OpenVINO delegate: one_token_model: input %zu has no dimension %zu to fix at 1", tokens.input,
              tokens.dim);
@@ -50,7 +59,7 @@ Result<std::optional<OneTokenModel>> OneTokenModel::compile(ov::Core& core, cons
   }
   if (!run->cache) {
     ET_LOG(Error, "OpenVINO delegate: one_token_model: the model of one token lost the KV cache's positions input");
-    return Error::Internal;
+    return Error::InvalidArgument;
   }
   OneTokenModel one_token(std::move(*run), tokens);
   std::map<std::string, ov::VariableState> by_name;
@@ -62,9 +71,14 @@ Result<std::optional<OneTokenModel>> OneTokenModel::compile(ov::Core& core, cons
     if (found == by_name.end()) {
       ET_LOG(Error, "OpenVINO delegate: one_token_model: state '%s' is missing from the model of one token",
              state.get_name().c_str());
-      return Error::Internal;
+      return Error::InvalidArgument;
     }
-    one_token.states_.emplace_back(state, found->second);
+    one_token.states_.push_back(StatePair{state, found->second, ends_with(state.get_name(), kGrownCacheSuffix)});
+  }
+  if (one_token.states_.size() != by_name.size()) {
+    ET_LOG(Error, "OpenVINO delegate: one_token_model: the model of one token has %zu states, the other %zu",
+           by_name.size(), one_token.states_.size());
+    return Error::InvalidArgument;
   }
   return std::optional<OneTokenModel>(std::move(one_token));
 }
@@ -80,29 +94,29 @@ bool OneTokenModel::brings_one_token(Span<EValue*> inputs) const {
 
 ModelRun& OneTokenModel::pick(ModelRun& general, Span<EValue*> inputs) {
   const bool one_token = brings_one_token(inputs);
-  if (one_token != holds_states_) {
+  if (one_token != holds_sequence_) {
     if (one_token) {
-      move_states(general, run_, true);
+      move_sequence(general, run_, inputs);
     } else {
-      move_states(run_, general, false);
+      move_sequence(run_, general, inputs);
     }
+    holds_sequence_ = one_token;  // only once every state moved: else `from` still holds it
   }
   return one_token ? run_ : general;
 }
 
-void OneTokenModel::move_states(ModelRun& from, ModelRun& to, bool to_this_model) {
-  // Whatever happens below, the next call runs on `to`.
-  holds_states_ = to_this_model;
-  try {
-    for (auto& [general_state, one_token_state] : states_) {
-      ov::VariableState& source = to_this_model ? general_state : one_token_state;
-      ov::VariableState& target = to_this_model ? one_token_state : general_state;
+void OneTokenModel::move_sequence(ModelRun& from, ModelRun& to, Span<EValue*> inputs) {
+  const bool to_one_token = &to == &run_;
+  // A call at position 0 empties the grown caches: moving them would be wasted.
+  const bool starts_again = to.cache->starts_again(inputs);
+  for (StatePair& pair : states_) {
+    ov::VariableState& source = to_one_token ? pair.general : pair.one_token;
+    ov::VariableState& target = to_one_token ? pair.one_token : pair.general;
+    if (pair.grown_cache && starts_again) {
+      target.reset();
+    } else {
       target.set_state(source.get_state());
     }
-  } catch (...) {
-    // Part of the states moved: the sequence must start again at position 0.
-    to.cache->after_failure();
-    throw;
   }
   to.cache->continue_from(*from.cache);
 }

@@ -9,9 +9,14 @@
  * with the tokens' length fixed at 1 and runs those calls there; calls of several
  * tokens (a prompt) run on the dynamic model. Each model's request keeps its own
  * states (the KV cache and other buffers), so when a call goes to the other model
- * than the call before, the states are copied over first: once a prompt, the size
- * of the filled cache. The cost is memory: the CPU plugin keeps its own copy of
- * the weights it repacks for each compiled model.
+ * than the one that holds the sequence, the states are copied over first: after a
+ * prompt, the filled cache; before a prompt that continues the sequence, the same;
+ * before a prompt that starts again at position 0, only the states other than the
+ * grown caches, which that call empties anyway.
+ *
+ * The cost is memory: the CPU plugin keeps its own copy of the weights it repacks
+ * for each compiled model, and its fused KV cache states keep the tensor they were
+ * last set from (a copy of the cache the switch moved) until they are set again.
  */
 #pragma once
 
@@ -36,31 +41,36 @@ namespace executorch_openvino {
 class OneTokenModel {
  public:
   /// Compiles `model`, the IR `general` was compiled from, with the tokens' length
-  /// fixed at 1. nullopt, after a Debug line, when `general` has no KV cache that
-  /// grows by the tokens' length: its calls have one shape already, or none we
-  /// know. InvalidArgument, after a log line, when OpenVINO cannot fix it at 1.
+  /// fixed at 1. nullopt, after a Debug line, when there is nothing to gain:
+  /// `general` has no KV cache that grows by the tokens' length, or its calls bring
+  /// at least two tokens. InvalidArgument, after a log line, when OpenVINO cannot
+  /// compile it or the two models' states differ.
   static executorch::runtime::Result<std::optional<OneTokenModel>> compile(ov::Core& core,
                                                                            const std::shared_ptr<ov::Model>& model,
                                                                            ModelRun& general,
                                                                            const CompileSettings& settings);
 
   /// The model that runs a call with these inputs: this one when it brings one
-  /// token. Copies the states over when the call goes to the other model than
-  /// the call before. Throws what OpenVINO throws.
+  /// token. Copies the states over when the other model holds the sequence.
+  /// Throws what OpenVINO throws; the sequence then stays where it was.
   ModelRun& pick(ModelRun& general, executorch::runtime::Span<executorch::runtime::EValue*> inputs);
 
  private:
   OneTokenModel(ModelRun run, CacheSequence::CountSource tokens) : run_(std::move(run)), tokens_(tokens) {}
   bool brings_one_token(executorch::runtime::Span<executorch::runtime::EValue*> inputs) const;
-  // Gives `to` the states of `from`: what the sequence holds moves with the calls.
-  void move_states(ModelRun& from, ModelRun& to, bool to_this_model);
+  // Gives the request of `to` the sequence that `from` holds.
+  void move_sequence(ModelRun& from, ModelRun& to, executorch::runtime::Span<executorch::runtime::EValue*> inputs);
 
   ModelRun run_;
   CacheSequence::CountSource tokens_;
-  // Each state of the general model's request, with the one of this model's request
-  // that has its name.
-  std::vector<std::pair<ov::VariableState, ov::VariableState>> states_;
-  bool holds_states_ = false;  // whether the last call ran here
+  // The states of both requests, paired by name.
+  struct StatePair {
+    ov::VariableState general;
+    ov::VariableState one_token;
+    bool grown_cache;  // emptied by a call that starts again at position 0
+  };
+  std::vector<StatePair> states_;
+  bool holds_sequence_ = false;  // whether this model's request holds the states of the sequence
 };
 
 }  // namespace executorch_openvino

@@ -308,13 +308,34 @@ Error OutputBinding::bind(ov::InferRequest& request, EValue& value) {
   if (!spec_.is_static()) {
     return Error::Ok;  // OpenVINO owns this output's buffer; see collect().
   }
-  const Tensor& tensor = value.toTensor();
+  Tensor& tensor = value.toTensor();
   if (bound_.matches(tensor)) {
     return Error::Ok;
   }
+  resize_to_port(tensor);
   ET_CHECK_OK_OR_RETURN_ERROR(spec_.check(tensor));
   request.set_output_tensor(index_, bound_.wrap(tensor, spec_.type()));
   return Error::Ok;
+}
+
+void OutputBinding::resize_to_port(Tensor& tensor) const {
+  // A dynamic output of the program can be static in this model (the one-token
+  // model, one_token_model.h): the tensor may still have the sizes of a call to
+  // the other model. Where ExecuTorch refuses the resize, check() says why.
+  const std::vector<int64_t>& port_sizes = spec_.static_sizes();
+  if (port_sizes.size() != static_cast<size_t>(tensor.dim()) ||
+      port_sizes.size() > executorch::runtime::kTensorDimensionLimit) {
+    return;
+  }
+  SizesType sizes[executorch::runtime::kTensorDimensionLimit];
+  bool differ = false;
+  for (size_t i = 0; i < port_sizes.size(); ++i) {
+    sizes[i] = static_cast<SizesType>(port_sizes[i]);
+    differ = differ || sizes[i] != tensor.size(i);
+  }
+  if (differ) {
+    (void)executorch::runtime::resize_tensor(tensor, ArrayRef<SizesType>(sizes, port_sizes.size()));
+  }
 }
 
 Error OutputBinding::collect(ov::InferRequest& request, EValue& value) {

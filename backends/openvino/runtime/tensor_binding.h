@@ -32,6 +32,8 @@ class PortSpec {
   const std::string& name() const { return name_; }
   const ov::element::Type& type() const { return type_; }
   bool is_static() const { return is_static_; }
+  /// The port's sizes, when it is static.
+  const std::vector<int64_t>& static_sizes() const { return min_dims_; }
   /// True for a 0-d int64 port: a symbolic size the program computes outside the delegate.
   bool is_int64_scalar() const;
   /// Checks an ExecuTorch tensor's dtype and shape against the port; logs why not.
@@ -100,6 +102,9 @@ class OutputBinding {
   executorch::runtime::Error collect(ov::InferRequest& request, executorch::runtime::EValue& value);
 
  private:
+  // Gives a tensor bound to a static port the port's sizes, where ExecuTorch allows it.
+  void resize_to_port(executorch::aten::Tensor& tensor) const;
+
   PortSpec spec_;
   size_t index_;
   BoundTensor bound_;

@@ -2,6 +2,9 @@
 of one token on a second compiled model; every call still gives what eager PyTorch
 gives, whichever model ran the call before (the KV cache moves between them)."""
 
+import os
+import re
+
 import pytest
 import torch
 from executorch.runtime import Runtime
@@ -82,6 +85,59 @@ def test_a_program_loaded_through_the_model_cache_generates_like_eager(llama, tm
         generation = Generation(program.load_method(), llama, positions_per_token=False)
         generation.generate(prompt(), token_by_token=False)
         assert generation.worst_relative_error < 1e-4
+
+
+def test_logits_of_every_position_have_the_length_of_each_call(tmp_path):
+    # The logits' length follows the tokens': in the model of one token that output is
+    # static, and the output tensor still has the prompt's length when decode starts.
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    torch.manual_seed(0)
+    args = ModelArgs(
+        dim=96,
+        n_layers=2,
+        n_heads=2,
+        n_kv_heads=1,
+        vocab_size=512,
+        max_seq_len=256,
+        max_context_len=256,
+        use_kv_cache=True,
+        enable_dynamic_shape=True,
+        generate_full_logits=True,
+    )
+    llama = construct_transformer(args).eval()
+    program = lowered(llama, tmp_path)
+    method = program.load_method()
+    for tokens, start in (([1, 2, 3], 0), ([4], 3), ([5], 4), ([6, 7], 5), ([8], 7)):
+        got = run(method, (torch.tensor([tokens]), torch.tensor([start])))[0]
+        with torch.no_grad():
+            want = llama(torch.tensor([tokens]), {"input_pos": torch.tensor([start])})
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_damaged_ir_files_in_the_cache_never_become_the_model_of_one_token(llama, tmp_path, capfd):
+    cache = tmp_path / "cache"
+    program = lowered(llama, tmp_path, cache_dir=str(cache))
+    Generation(program.load_method(), llama, positions_per_token=False).generate(prompt(), token_by_token=False)
+    [weights] = cache.glob("etov-ir-*.bin")
+    times = weights.stat()
+    # The float weights of one matrix (the IR reads, so compiles, as before).
+    xml = weights.with_suffix(".xml").read_text()
+    offset, size = map(int, re.search(r'element_type="f32" shape="288, 288" offset="(\d+)" size="(\d+)"', xml).groups())
+    data = bytearray(weights.read_bytes())
+    data[offset : offset + size] = b"\x40" * size
+    weights.write_bytes(bytes(data))
+    os.utime(weights, ns=(times.st_atime_ns, times.st_mtime_ns))  # as if damaged in place
+    capfd.readouterr()
+
+    # The dynamic model comes from OpenVINO's cache, which read no IR; the model of
+    # one token would be compiled from the files.
+    generation = Generation(program.load_method(), llama, positions_per_token=False)
+    generation.generate(prompt(), token_by_token=False)
+    assert generation.worst_relative_error < 1e-4
+    assert "does not hold the program's IR" in capfd.readouterr().err
 
 
 def test_a_model_without_a_kv_cache_ignores_it(tmp_path):
