@@ -77,18 +77,20 @@ int64_t position_axis(ov::VariableState& state) {
   return axis;
 }
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
+
+bool is_grown_cache(const ov::VariableState& state) {
+  const std::string name = state.get_name();
+  const std::string suffix = kGrownCacheSuffix;
+  return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 Result<std::optional<CacheSequence>> CacheSequence::find(const ov::CompiledModel& compiled, ov::InferRequest& request) {
   std::vector<ov::VariableState> grown_states;
   // Only the grown caches empty at a restart: other buffers kept as state keep
   // their values, as they would in eager PyTorch.
   for (auto& state : request.query_state()) {
-    if (ends_with(state.get_name(), kGrownCacheSuffix)) grown_states.push_back(state);
+    if (is_grown_cache(state)) grown_states.push_back(state);
   }
   const auto& inputs = compiled.inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {

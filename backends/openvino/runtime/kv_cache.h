@@ -23,6 +23,10 @@
 
 namespace executorch_openvino {
 
+/// Whether `state` is a KV cache that grows by concatenation (its id ends with
+/// kGrownCacheSuffix): a restart at position 0 empties it.
+bool is_grown_cache(const ov::VariableState& state);
+
 class CacheSequence {
  public:
   /// The positions input of `compiled`, found by kCachePositionsName; nullopt when

@@ -5,8 +5,6 @@
 
 #include <executorch/runtime/platform/log.h>
 
-#include <executorch_openvino/backend.h>
-
 #include "openvino_error.h"
 
 namespace executorch_openvino {
@@ -15,14 +13,6 @@ using executorch::runtime::Error;
 using executorch::runtime::EValue;
 using executorch::runtime::Result;
 using executorch::runtime::Span;
-
-namespace {
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
 
 Result<std::optional<OneTokenModel>> OneTokenModel::compile(ov::Core& core, const std::shared_ptr<ov::Model>& model,
                                                             ModelRun& general, const CompileSettings& settings) {
@@ -73,7 +63,7 @@ Result<std::optional<OneTokenModel>> OneTokenModel::compile(ov::Core& core, cons
              state.get_name().c_str());
       return Error::InvalidArgument;
     }
-    one_token.states_.push_back(StatePair{state, found->second, ends_with(state.get_name(), kGrownCacheSuffix)});
+    one_token.states_.push_back(StatePair{state, found->second, is_grown_cache(state)});
   }
   if (one_token.states_.size() != by_name.size()) {
     ET_LOG(Error, "OpenVINO delegate: one_token_model: the model of one token has %zu states, the other %zu",
