@@ -20,7 +20,9 @@ heads, 8 KV heads and 0.85B parameters, Llama 3.2 1B's shape with a smaller voca
 Targets: decode <= 0.9x XNNPACK custom ops and <= 1.05x OpenVINO alone; resident
 growth <= 1.2x the weights; a load from a model cache <= 0.3 s. The rows "weights read
 once" time one matrix product over as many weight bytes as a decode step reads: no
-engine that reads its weights at that precision decodes faster.
+engine that reads its weights at that precision decodes faster. The rows "matrix
+products alone" time the model's own linear layers, one token each, with nothing
+around them: the part of a decode step that reading the weights decides.
 """
 
 from __future__ import annotations
@@ -159,6 +161,33 @@ class WeightsReadOnceEngine:
         return torch.from_numpy(self.request.get_output_tensor(0).data)
 
 
+class MatrixProductsAloneEngine:
+    """A decode step's matrix products and nothing else: each of the model's linear
+    layers as an OpenVINO MatMul of one token by its own weights, at the inference
+    precision, in one compiled model. What a decode step takes beyond this is
+    attention, the other nodes and the call."""
+
+    def __init__(self, model: torch.nn.Module, precision: str) -> None:
+        import numpy as np
+        import openvino.opset13 as ov_ops
+
+        layers = [module for module in model.modules() if isinstance(module, torch.nn.Linear)]
+        widths = sorted({layer.in_features for layer in layers})
+        inputs = {width: ov_ops.parameter([1, width], ov.Type.f32) for width in widths}
+        self.activations = [np.random.default_rng(width).random((1, width), dtype=np.float32) for width in widths]
+        products = []
+        for layer in layers:
+            weight = ov_ops.constant(layer.weight.detach().float().numpy())
+            products.append(ov_ops.matmul(inputs[layer.in_features], weight, False, True))
+        config = {"INFERENCE_PRECISION_HINT": precision, "PERFORMANCE_HINT": "LATENCY"}
+        compiled = ov.Core().compile_model(ov.Model(products, list(inputs.values())), "CPU", config)
+        self.request = compiled.create_infer_request()
+
+    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
+        self.request.infer(self.activations, share_inputs=True)
+        return torch.from_numpy(self.request.get_output_tensor(len(self.request.model_outputs) - 1).data)
+
+
 class EagerEngine:
     def __init__(self, model: torch.nn.Module) -> None:
         self.model = copy.deepcopy(model)
@@ -292,6 +321,9 @@ def main() -> None:
                 engines[kind]["eager"] = EagerEngine(models[kind])
             for precision in options.precisions if "floor" in options.engines and kind == "decode" else []:
                 engines[kind][f"weights read once, {precision}"] = WeightsReadOnceEngine(models[kind], precision)
+                engines[kind][f"matrix products alone, {precision}"] = MatrixProductsAloneEngine(
+                    models[kind], precision
+                )
         start = int(0.6 * context)
         prompt = torch.randint(
             0, 32000, (1, min(options.prompt, context - 1)), generator=torch.Generator().manual_seed(1)
