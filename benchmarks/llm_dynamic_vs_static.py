@@ -17,7 +17,8 @@ per call, its only way. The target: dynamic decode within 1.10x of static decode
 With one_token_model the dynamic program also holds a model compiled for one token
 a call, which runs decode; resident memory shows what that costs: the growth of a
 fresh process's resident set over a load, a 64-token prefill and 4 decode steps,
-over the size of the weights in the program.
+over the size of the weights in the program; and the seconds a fresh process takes to
+load each program through a model cache (`cache_dir`) that a first load filled.
 
 `--dim 1024` (32 heads, 8 KV heads) shows the ratio on a wider model: OpenVINO's
 dynamic-shape path costs a few microseconds per node and call, which weighs most on
@@ -90,6 +91,22 @@ def resident_growth_mb(path: Path, dynamic: bool, prompt: int) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def cached_load_seconds(path: Path, cache: Path, loads: int = 3) -> float:
+    """Seconds a fresh process takes to load the program through a model cache that a
+    first load filled: the median of `loads` such processes."""
+    code = (
+        "import sys, time, executorch_openvino; from executorch.runtime import Runtime;"
+        "executorch_openvino.set_load_options(cache_dir=sys.argv[2]); start=time.perf_counter();"
+        "Runtime.get().load_program(sys.argv[1]).load_method('forward'); print(time.perf_counter() - start)"
+    )
+    seconds = []
+    for _ in range(loads + 1):  # the first load fills the cache
+        command = [sys.executable, "-c", code, str(path), str(cache)]
+        out = subprocess.run(command, capture_output=True, text=True, check=True)
+        seconds.append(float(out.stdout.strip().splitlines()[-1]))
+    return statistics.median(seconds[1:])
+
+
 class Session:
     """One loaded method and the position its KV cache is filled to."""
 
@@ -143,6 +160,7 @@ def main() -> None:
                 decode[program].append(statistics.median(steps[1:]))
     weights = weights_mb(options.dim, options.layers)
     growth = {program: resident_growth_mb(paths[program], program != STATIC, options.prompt) for program in PROGRAMS}
+    cached_load = {program: cached_load_seconds(paths[program], folder / f"cache_{program}") for program in PROGRAMS}
 
     def ratio(times: dict, program: str) -> float:
         return statistics.median(p / s for p, s in zip(times[program], times[STATIC]))
@@ -167,6 +185,11 @@ def main() -> None:
         [f"resident growth / weights ({weights:.0f} MB)"]
         + [growth[program] / weights for program in PROGRAMS]
         + [growth[DYNAMIC] / growth[STATIC], growth[ONE_TOKEN] / growth[STATIC]]
+    )
+    rows.append(
+        ["load through a filled cache_dir, s"]
+        + [cached_load[program] for program in PROGRAMS]
+        + [cached_load[DYNAMIC] / cached_load[STATIC], cached_load[ONE_TOKEN] / cached_load[STATIC]]
     )
     print_table(["", *PROGRAMS, "dynamic/static", "one_token_model/static"], rows)
     for program in (DYNAMIC, ONE_TOKEN):

@@ -184,22 +184,54 @@ std::shared_ptr<ov::Model> read_ir(ov::Core& core, const BlobView& blob, bool bo
   return core.read_model(std::string(blob.ir_xml), weights_in(blob));
 }
 
+// The blob's IR with the tokens' length fixed at 1, compiled: through IR files of
+// its own in the model cache when there is one, so that a cached load reads no IR;
+// else, or when the cache gave no model, from the IR read again. An empty model
+// when the IR cannot be read. Throws what OpenVINO throws.
+ov::CompiledModel compile_one_token(ov::Core& core, const BlobView& blob, bool borrows_blob,
+                                    const CompileSettings& settings, CacheSequence::CountSource tokens) {
+  const auto with_one_token = [tokens](std::shared_ptr<ov::Model> model) {
+    if (model) {
+      OneTokenModel::fix_tokens_at_one(*model, tokens);
+    }
+    return model;
+  };
+  if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
+    // A new way of making the model of one token needs a new variant name.
+    Result<ov::CompiledModel> cached =
+        compile_derived_through_model_cache(core, blob, settings, "one-token", [&](const VerifiedIr& ir) {
+          return with_one_token(core.read_model(std::string(ir.blob().ir_xml), weights_in(ir.blob())));
+        });
+    if (!cached.ok()) {
+      return {};
+    }
+    if (*cached) {
+      return std::move(*cached);
+    }
+  }
+  const std::shared_ptr<ov::Model> model = with_one_token(read_ir(core, blob, borrows_blob, settings.cache_dir));
+  return model ? core.compile_model(model, settings.device, compile_config(settings)) : ov::CompiledModel{};
+}
+
 // The model of one token (one_token_model.h), when the program asks for it and it
 // can be made. It only makes decode faster, so a load goes on without it, after a
 // log line, when it cannot be made.
 std::optional<OneTokenModel> one_token_model_for(ModelRun& general, const BlobView& blob, bool borrows_blob,
                                                  const CompileSettings& settings) {
+  const std::optional<CacheSequence::CountSource> tokens = OneTokenModel::tokens_of(general);
+  if (!tokens) {
+    return std::nullopt;
+  }
   try {
-    ov::Core& core = shared_core();
-    const std::shared_ptr<ov::Model> model = read_ir(core, blob, borrows_blob, settings.cache_dir);
-    if (model) {
-      Result<std::optional<OneTokenModel>> one_token = OneTokenModel::compile(core, model, general, settings);
+    ov::CompiledModel compiled = compile_one_token(shared_core(), blob, borrows_blob, settings, *tokens);
+    if (compiled) {
+      Result<OneTokenModel> one_token = OneTokenModel::create(std::move(compiled), general, *tokens);
       if (one_token.ok()) {
         return std::move(*one_token);
       }
     }
   } catch (const std::exception& e) {
-    log_openvino_error("OpenVINO delegate: one_token_model: reading the IR failed", e);
+    log_openvino_error("OpenVINO delegate: one_token_model: compiling the model of one token failed", e);
   }
   ET_LOG(Error, "OpenVINO delegate: one_token_model: loaded without the model of one token; decode runs as exported");
   return std::nullopt;

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include <executorch/runtime/platform/log.h>
+#include <openvino/core/graph_util.hpp>
 #include <openvino/runtime/properties.hpp>
 
 #include "openvino_error.h"
@@ -41,9 +42,11 @@ std::string hex(const std::array<uint8_t, kBlobDigestSize>& digest) {
   return text;
 }
 
-// Where the IR of `blob` (which has a digest) lives in `cache_dir`.
-IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob) {
-  const fs::path stem = fs::path(cache_dir) / ("etov-ir-" + hex(blob.ir_digest));
+// Where the IR of `blob` (which has a digest) lives in `cache_dir`; with a
+// `variant`, the IR of a model derived from it.
+IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob, const std::string& variant = "") {
+  const fs::path stem =
+      fs::path(cache_dir) / ("etov-ir-" + hex(blob.ir_digest) + (variant.empty() ? "" : "-" + variant));
   IrFiles files{stem, stem};
   files.xml += ".xml";
   files.bin += ".bin";
@@ -69,29 +72,41 @@ bool file_holds(const fs::path& path, const void* data, size_t size) {
   return true;
 }
 
-// A name no other writer uses: this process's id and a per-process count.
+bool files_hold_the_same(const fs::path& one, const fs::path& other) {
+  std::error_code error;
+  const auto size = fs::file_size(one, error);
+  if (error || fs::file_size(other, error) != size || error) {
+    return false;
+  }
+  std::ifstream first(one, std::ios::binary);
+  std::ifstream second(other, std::ios::binary);
+  std::array<char, 1 << 16> first_chunk;
+  std::array<char, 1 << 16> second_chunk;
+  for (uintmax_t done = 0; done < size;) {
+    const auto count = static_cast<std::streamsize>(std::min<uintmax_t>(first_chunk.size(), size - done));
+    if (!first.read(first_chunk.data(), count) || !second.read(second_chunk.data(), count) ||
+        std::memcmp(first_chunk.data(), second_chunk.data(), static_cast<size_t>(count)) != 0) {
+      return false;
+    }
+    done += static_cast<uintmax_t>(count);
+  }
+  return true;
+}
+
+// A name no other writer uses: this process's id and a per-process count, before
+// the extension (OpenVINO writes IR only to a path ending in .xml).
 fs::path temporary_next_to(const fs::path& target) {
   static std::atomic<unsigned long> count{0};
-  fs::path temporary = target;
+  fs::path temporary = target.parent_path() / target.stem();
   temporary += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(count++);
+  temporary += target.extension();
   return temporary;
 }
 
-// Writes `data` to `target` through a temporary file; when `later_than` is set,
-// the file's modification time is pushed past it by at least a second.
-bool write_file(const fs::path& target, const void* data, size_t size, const fs::file_time_type* later_than) {
-  const fs::path temporary = temporary_next_to(target);
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-    file.close();
-    if (!file) {
-      ET_LOG(Error, "OpenVINO model cache: cannot write %s", temporary.c_str());
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      return false;
-    }
-  }
+// Renames a written `temporary` file to `target`; when `later_than` is set, the
+// file's modification time is pushed past it by at least a second first. The
+// temporary file is gone either way.
+bool put_in_place(const fs::path& temporary, const fs::path& target, const fs::file_time_type* later_than) {
   std::error_code error;
   if (later_than != nullptr) {
     const fs::file_time_type written = fs::last_write_time(temporary, error);
@@ -110,6 +125,23 @@ bool write_file(const fs::path& target, const void* data, size_t size, const fs:
     return false;
   }
   return true;
+}
+
+// Writes `data` to `target` through a temporary file (see put_in_place).
+bool write_file(const fs::path& target, const void* data, size_t size, const fs::file_time_type* later_than) {
+  const fs::path temporary = temporary_next_to(target);
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    file.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+    file.close();
+    if (!file) {
+      ET_LOG(Error, "OpenVINO model cache: cannot write %s", temporary.c_str());
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      return false;
+    }
+  }
+  return put_in_place(temporary, target, later_than);
 }
 
 // OpenVINO's error is logged and an empty model returned: the caller compiles
@@ -199,6 +231,57 @@ Result<CacheLoad> load_through_model_cache(ov::Core& core, const BlobView& blob,
     ET_LOG(Error, "OpenVINO model cache: %s does not hold this program's IR; writing it again", files.xml.c_str());
   }
   return write_and_compile(core, files, std::move(*ir), options);
+}
+
+Result<ov::CompiledModel> compile_derived_through_model_cache(ov::Core& core, const BlobView& blob,
+                                                              const CompileSettings& options,
+                                                              const std::string& variant, const DeriveModel& derive) {
+  const IrFiles files = ir_files_in(options.cache_dir, blob, variant);
+  std::error_code error;
+  const bool found = fs::exists(files.xml, error) && fs::exists(files.bin, error);
+  ov::CompiledModel compiled;
+  if (found) {
+    compiled = compile_file(core, files, options);
+    if (compiled && imported_from_cache(compiled)) {
+      return compiled;  // OpenVINO read no IR: nothing to verify
+    }
+  }
+  // The files are missing, or OpenVINO compiled them: they must hold what the
+  // verified IR derives to. Serialized next to them, then compared or put in place.
+  Result<VerifiedIr> ir = VerifiedIr::verify(blob);
+  if (!ir.ok()) {
+    return ir.error();
+  }
+  const IrFiles written{temporary_next_to(files.xml), temporary_next_to(files.bin)};
+  const auto remove_written = [&written] {
+    std::error_code ignored;
+    fs::remove(written.xml, ignored);
+    fs::remove(written.bin, ignored);
+  };
+  try {
+    ov::serialize(derive(*ir), written.xml.string(), written.bin.string());
+  } catch (const std::exception& e) {
+    remove_written();
+    log_openvino_error("OpenVINO model cache: cannot write " + files.xml.string(), e);
+    return ov::CompiledModel{};
+  }
+  if (found && files_hold_the_same(written.xml, files.xml) && files_hold_the_same(written.bin, files.bin)) {
+    remove_written();
+    return compiled;
+  }
+  if (found) {
+    ET_LOG(Error, "OpenVINO model cache: %s does not hold the model derived from this program's IR; writing it again",
+           files.xml.c_str());
+  }
+  const fs::file_time_type old_xml_time = fs::last_write_time(files.xml, error);
+  const bool replacing = !error;
+  // The weights go first, and a replaced XML gets a later time: see write_ir_files.
+  if (!put_in_place(written.bin, files.bin, nullptr) ||
+      !put_in_place(written.xml, files.xml, replacing ? &old_xml_time : nullptr)) {
+    remove_written();
+    return ov::CompiledModel{};
+  }
+  return compile_file(core, files, options);
 }
 
 std::shared_ptr<ov::Model> read_cached_ir(ov::Core& core, const std::string& cache_dir, const BlobView& blob) {

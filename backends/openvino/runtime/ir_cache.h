@@ -17,6 +17,7 @@
  */
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,25 @@ bool imported_from_cache(const ov::CompiledModel& compiled) noexcept;
 /// from its cache read neither file, so they are compared with the blob first:
 /// nullptr, after a log line, when they differ. Throws what OpenVINO throws.
 std::shared_ptr<ov::Model> read_cached_ir(ov::Core& core, const std::string& cache_dir, const BlobView& blob);
+
+/// Makes a model from the verified IR of a blob.
+using DeriveModel = std::function<std::shared_ptr<ov::Model>(const VerifiedIr&)>;
+
+/// Compiles a model the runtime derives from the blob's IR (such as the model of
+/// one token) through IR files of its own in options.cache_dir (set, and
+/// blob.has_ir_digest()): etov-ir-<digest>-<variant>.xml and .bin, so that a load
+/// OpenVINO serves from its cache reads no IR. `derive` runs only when the files
+/// are missing or OpenVINO compiled them rather than importing them: its model is
+/// serialized next to them, then compared with them or put in their place, so
+/// damaged files never become a model. A change to what `derive` makes must come
+/// with a new `variant`: a cache hit never sees it. An empty model, after a log
+/// line, when `derive` throws or the files cannot be written or compiled: compile
+/// the derived model from memory then. InvalidArgument when the IR had to be read
+/// and its checksum does not match.
+executorch::runtime::Result<ov::CompiledModel> compile_derived_through_model_cache(ov::Core& core, const BlobView& blob,
+                                                                                   const CompileSettings& options,
+                                                                                   const std::string& variant,
+                                                                                   const DeriveModel& derive);
 
 /// What a load through the model cache came to.
 struct CacheLoad {

@@ -1,11 +1,10 @@
 #include "one_token_model.h"
 
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include <executorch/runtime/platform/log.h>
-
-#include "openvino_error.h"
 
 namespace executorch_openvino {
 
@@ -14,35 +13,33 @@ using executorch::runtime::EValue;
 using executorch::runtime::Result;
 using executorch::runtime::Span;
 
-Result<std::optional<OneTokenModel>> OneTokenModel::compile(ov::Core& core, const std::shared_ptr<ov::Model>& model,
-                                                            ModelRun& general, const CompileSettings& settings) {
+std::optional<CacheSequence::CountSource> OneTokenModel::tokens_of(const ModelRun& general) {
   if (!general.cache || !general.cache->count_source()) {
     ET_LOG(Debug, "OpenVINO delegate: one_token_model: no KV cache grows by the tokens' length here; not used");
-    return std::optional<OneTokenModel>();
+    return std::nullopt;
   }
   const CacheSequence::CountSource tokens = *general.cache->count_source();
-  ov::CompiledModel compiled;
-  try {
-    ov::PartialShape shape = model->input(tokens.input).get_partial_shape();
-    if (shape.rank().is_dynamic() || tokens.dim >= shape.size()) {
-      ET_LOG(Error, "OpenVINO delegate: one_token_model: input %zu has no dimension %zu to fix at 1", tokens.input,
-             tokens.dim);
-      return Error::InvalidArgument;
-    }
-    if (shape[tokens.dim].get_min_length() > 1) {
-      ET_LOG(Debug, "OpenVINO delegate: one_token_model: calls bring at least %lld tokens here; not used",
-             static_cast<long long>(shape[tokens.dim].get_min_length()));
-      return std::optional<OneTokenModel>();
-    }
-    shape[tokens.dim] = 1;
-    model->reshape({{model->input(tokens.input), shape}});
-    compiled = core.compile_model(model, settings.device, compile_config(settings));
-  } catch (const std::exception& e) {
-    log_openvino_error("OpenVINO delegate: one_token_model: compiling with input " + std::to_string(tokens.input) +
-                           " of length 1 failed",
-                       e);
-    return Error::InvalidArgument;
+  const ov::PartialShape shape = general.compiled.inputs().at(tokens.input).get_partial_shape();
+  if (shape.rank().is_static() && tokens.dim < shape.size() && shape[tokens.dim].get_min_length() > 1) {
+    ET_LOG(Debug, "OpenVINO delegate: one_token_model: calls bring at least %lld tokens here; not used",
+           static_cast<long long>(shape[tokens.dim].get_min_length()));
+    return std::nullopt;
   }
+  return tokens;
+}
+
+void OneTokenModel::fix_tokens_at_one(ov::Model& model, CacheSequence::CountSource tokens) {
+  ov::PartialShape shape = model.input(tokens.input).get_partial_shape();
+  if (shape.rank().is_dynamic() || tokens.dim >= shape.size()) {
+    throw std::invalid_argument("input " + std::to_string(tokens.input) + " has no dimension " +
+                                std::to_string(tokens.dim) + " to fix at 1");
+  }
+  shape[tokens.dim] = 1;
+  model.reshape({{model.input(tokens.input), shape}});
+}
+
+Result<OneTokenModel> OneTokenModel::create(ov::CompiledModel compiled, ModelRun& general,
+                                            CacheSequence::CountSource tokens) {
   Result<ModelRun> run = ModelRun::create(std::move(compiled));
   if (!run.ok()) {
     return run.error();
@@ -70,7 +67,7 @@ Result<std::optional<OneTokenModel>> OneTokenModel::compile(ov::Core& core, cons
            by_name.size(), one_token.states_.size());
     return Error::InvalidArgument;
   }
-  return std::optional<OneTokenModel>(std::move(one_token));
+  return one_token;
 }
 
 bool OneTokenModel::brings_one_token(Span<EValue*> inputs) const {

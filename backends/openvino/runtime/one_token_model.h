@@ -40,15 +40,22 @@ namespace executorch_openvino {
 
 class OneTokenModel {
  public:
-  /// Compiles `model`, the IR `general` was compiled from, with the tokens' length
-  /// fixed at 1. nullopt, after a Debug line, when there is nothing to gain:
-  /// `general` has no KV cache that grows by the tokens' length, or its calls bring
-  /// at least two tokens. InvalidArgument, after a log line, when OpenVINO cannot
-  /// compile it or the two models' states differ.
-  static executorch::runtime::Result<std::optional<OneTokenModel>> compile(ov::Core& core,
-                                                                           const std::shared_ptr<ov::Model>& model,
-                                                                           ModelRun& general,
-                                                                           const CompileSettings& settings);
+  /// The input and dimension of `general` that carry the tokens' length, when a
+  /// model of one token has something to gain. nullopt, after a Debug line, when
+  /// `general` has no KV cache that grows by the tokens' length or its calls bring
+  /// at least two tokens.
+  static std::optional<CacheSequence::CountSource> tokens_of(const ModelRun& general);
+
+  /// Fixes the tokens' length at 1 in `model`, the IR `general` was compiled from.
+  /// Throws what OpenVINO throws, and std::invalid_argument when the input has no
+  /// such dimension.
+  static void fix_tokens_at_one(ov::Model& model, CacheSequence::CountSource tokens);
+
+  /// The model of one token from `compiled`, the IR of `general` with the tokens'
+  /// length fixed at 1. InvalidArgument, after a log line, when the two models'
+  /// states differ. Throws what OpenVINO throws.
+  static executorch::runtime::Result<OneTokenModel> create(ov::CompiledModel compiled, ModelRun& general,
+                                                           CacheSequence::CountSource tokens);
 
   /// The model that runs a call with these inputs: this one when it brings one
   /// token. Copies the states over when the other model holds the sequence.

@@ -117,27 +117,41 @@ def test_logits_of_every_position_have_the_length_of_each_call(tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_damaged_ir_files_in_the_cache_never_become_the_model_of_one_token(llama, tmp_path, capfd):
+def test_a_cached_load_compiles_the_model_of_one_token_from_its_own_ir_files(llama, tmp_path):
+    # Files OpenVINO's cache keys by their path: a cached load then reads no IR.
     cache = tmp_path / "cache"
     program = lowered(llama, tmp_path, cache_dir=str(cache))
-    Generation(program.load_method(), llama, positions_per_token=False).generate(prompt(), token_by_token=False)
-    [weights] = cache.glob("etov-ir-*.bin")
+    program.load_method()
+    [one_token_xml] = cache.glob("etov-ir-*-one-token.xml")
+    assert one_token_xml.with_suffix(".bin").exists()
+    assert not list(cache.glob("*.tmp-*")), "temporary files were left behind"
+
+
+def _damage_one_matrix(weights, xml):
+    """Overwrites the float weights of one matrix in place: the IR reads, so compiles, as before."""
     times = weights.stat()
-    # The float weights of one matrix (the IR reads, so compiles, as before).
-    xml = weights.with_suffix(".xml").read_text()
-    offset, size = map(int, re.search(r'element_type="f32" shape="288, 288" offset="(\d+)" size="(\d+)"', xml).groups())
+    found = re.search(r'element_type="f32" shape="288, 288" offset="(\d+)" size="(\d+)"', xml.read_text())
+    offset, size = map(int, found.groups())
     data = bytearray(weights.read_bytes())
     data[offset : offset + size] = b"\x40" * size
     weights.write_bytes(bytes(data))
     os.utime(weights, ns=(times.st_atime_ns, times.st_mtime_ns))  # as if damaged in place
+
+
+def test_damaged_ir_files_in_the_cache_never_become_the_model_of_one_token(llama, tmp_path, capfd):
+    cache = tmp_path / "cache"
+    program = lowered(llama, tmp_path, cache_dir=str(cache))
+    Generation(program.load_method(), llama, positions_per_token=False).generate(prompt(), token_by_token=False)
+    [one_token_xml] = cache.glob("etov-ir-*-one-token.xml")
+    _damage_one_matrix(one_token_xml.with_suffix(".bin"), one_token_xml)
+    for compiled in cache.glob("*.blob"):  # OpenVINO's own entries: the next load compiles the IR files
+        compiled.unlink()
     capfd.readouterr()
 
-    # The dynamic model comes from OpenVINO's cache, which read no IR; the model of
-    # one token would be compiled from the files.
     generation = Generation(program.load_method(), llama, positions_per_token=False)
     generation.generate(prompt(), token_by_token=False)
     assert generation.worst_relative_error < 1e-4
-    assert "does not hold the program's IR" in capfd.readouterr().err
+    assert "does not hold the model derived from this program's IR" in capfd.readouterr().err
 
 
 def test_a_model_without_a_kv_cache_ignores_it(tmp_path):
