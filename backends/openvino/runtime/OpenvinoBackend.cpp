@@ -4,6 +4,7 @@
  * It registers itself under kBackendId when the library is loaded.
  */
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -184,6 +185,20 @@ std::shared_ptr<ov::Model> read_ir(ov::Core& core, const BlobView& blob, bool bo
   return core.read_model(std::string(blob.ir_xml), weights_in(blob));
 }
 
+// The name of the model of one token's files in the model cache. What makes their
+// bytes is in it (the dimension fixed, and OpenVINO's build, which reshapes and
+// serializes), so that loads that would write other bytes never share the files. A
+// new way of making the model of one token needs a new name.
+std::string one_token_variant(CacheSequence::CountSource tokens) {
+  std::string build = ov::get_openvino_version().buildNumber;
+  for (char& c : build) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) {
+      c = '_';
+    }
+  }
+  return "one-token-" + std::to_string(tokens.input) + "-" + std::to_string(tokens.dim) + "-ov" + build;
+}
+
 // The blob's IR with the tokens' length fixed at 1, compiled: through IR files of
 // its own in the model cache when there is one, so that a cached load reads no IR;
 // else, or when the cache gave no model, from the IR read again. An empty model
@@ -197,9 +212,8 @@ ov::CompiledModel compile_one_token(ov::Core& core, const BlobView& blob, bool b
     return model;
   };
   if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
-    // A new way of making the model of one token needs a new variant name.
     Result<ov::CompiledModel> cached =
-        compile_derived_through_model_cache(core, blob, settings, "one-token", [&](const VerifiedIr& ir) {
+        compile_derived_through_model_cache(core, blob, settings, one_token_variant(tokens), [&](const VerifiedIr& ir) {
           return with_one_token(core.read_model(std::string(ir.blob().ir_xml), weights_in(ir.blob())));
         });
     if (!cached.ok()) {

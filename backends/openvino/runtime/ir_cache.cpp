@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -160,11 +162,53 @@ bool ir_files_hold(const IrFiles& files, const BlobView& blob) {
          file_holds(files.bin, blob.ir_weights, blob.ir_weights_size);
 }
 
+// Whether `name` looks like the name OpenVINO gives a node that has none of its own
+// (Constant_1778): a word, an underscore and a number.
+bool is_automatic_name(const std::string& name) {
+  const size_t underscore = name.find('_');
+  if (underscore == 0 || underscore == std::string::npos || underscore + 1 == name.size()) {
+    return false;
+  }
+  const auto is_letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+  const auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  return std::all_of(name.begin(), name.begin() + underscore, is_letter) &&
+         std::all_of(name.begin() + underscore + 1, name.end(), is_digit);
+}
+
+// OpenVINO numbers the names of nodes made without one (by reshaping, folding) from
+// a count that runs through the process, so the same derived model would serialize
+// differently at every load. Those names are replaced by the node's place in the
+// model, which the same IR always gives.
+void name_by_place(ov::Model& model) {
+  size_t place = 0;
+  for (const std::shared_ptr<ov::Node>& node : model.get_ordered_ops()) {
+    const std::string name = node->get_friendly_name();
+    if (is_automatic_name(name)) {
+      node->set_friendly_name(name.substr(0, name.find('_')) + "_at_" + std::to_string(place));
+    }
+    ++place;
+  }
+}
+
+// Begins replacing the IR files whose XML is `xml`: removes it, and returns its
+// modification time (nullopt when there was none), which the new XML must pass.
+// OpenVINO keys a path on the XML's size and time in whole seconds, so an entry
+// compiled from the old files stops matching; and a rewrite that stops halfway
+// leaves no XML beside weights it does not belong to.
+std::optional<fs::file_time_type> remove_old_xml(const fs::path& xml) {
+  std::error_code error;
+  const fs::file_time_type time = fs::last_write_time(xml, error);
+  if (error) {
+    return std::nullopt;
+  }
+  fs::remove(xml, error);
+  return time;
+}
+
 // Writes the IR to `files`, each through a temporary file and a rename, so that a
 // reader never sees half a file; false, after a log line, when the directory
-// cannot be written. A replaced XML gets a modification time at least a second
-// later than the old one: OpenVINO's cache entries record it in whole seconds, and
-// an entry compiled from the old files must stop matching.
+// cannot be written. A replaced XML is removed first and comes back with a later
+// modification time (remove_old_xml).
 bool write_ir_files(const IrFiles& files, const VerifiedIr& ir) {
   const BlobView& blob = ir.blob();
   std::error_code error;
@@ -174,11 +218,10 @@ bool write_ir_files(const IrFiles& files, const VerifiedIr& ir) {
            error.message().c_str());
     return false;
   }
-  const fs::file_time_type old_xml_time = fs::last_write_time(files.xml, error);
-  const bool replacing = !error;
+  const std::optional<fs::file_time_type> old_xml_time = remove_old_xml(files.xml);
   // The weights go first: a reader that finds the XML finds its weights too.
   return write_file(files.bin, blob.ir_weights, blob.ir_weights_size, nullptr) &&
-         write_file(files.xml, blob.ir_xml.data(), blob.ir_xml.size(), replacing ? &old_xml_time : nullptr);
+         write_file(files.xml, blob.ir_xml.data(), blob.ir_xml.size(), old_xml_time ? &*old_xml_time : nullptr);
 }
 
 // Writes the verified IR to `files` and compiles them.
@@ -259,7 +302,9 @@ Result<ov::CompiledModel> compile_derived_through_model_cache(ov::Core& core, co
     fs::remove(written.bin, ignored);
   };
   try {
-    ov::serialize(derive(*ir), written.xml.string(), written.bin.string());
+    const std::shared_ptr<ov::Model> model = derive(*ir);
+    name_by_place(*model);
+    ov::serialize(model, written.xml.string(), written.bin.string());
   } catch (const std::exception& e) {
     remove_written();
     log_openvino_error("OpenVINO model cache: cannot write " + files.xml.string(), e);
@@ -272,12 +317,12 @@ Result<ov::CompiledModel> compile_derived_through_model_cache(ov::Core& core, co
   if (found) {
     ET_LOG(Error, "OpenVINO model cache: %s does not hold the model derived from this program's IR; writing it again",
            files.xml.c_str());
+    compiled = {};  // compiled from files that are about to go
   }
-  const fs::file_time_type old_xml_time = fs::last_write_time(files.xml, error);
-  const bool replacing = !error;
-  // The weights go first, and a replaced XML gets a later time: see write_ir_files.
+  const std::optional<fs::file_time_type> old_xml_time = remove_old_xml(files.xml);
+  // The weights go first, as in write_ir_files.
   if (!put_in_place(written.bin, files.bin, nullptr) ||
-      !put_in_place(written.xml, files.xml, replacing ? &old_xml_time : nullptr)) {
+      !put_in_place(written.xml, files.xml, old_xml_time ? &*old_xml_time : nullptr)) {
     remove_written();
     return ov::CompiledModel{};
   }

@@ -9,10 +9,13 @@
  * digest the exporter stored in the blob (etov-ir-<digest>.xml and .bin), and
  * every load compiles that path: a hit costs OpenVINO's import alone.
  *
+ * A model the runtime derives from the IR (the model of one token) gets files of
+ * its own in the same way, named by the digest and a variant.
+ *
  * OpenVINO compiles from the files on a miss of its own cache (another precision,
  * a new OpenVINO release, a deleted cache entry). The files are then compared
- * with the verified IR, and written again if they differ, so damaged files never
- * become a model. Whatever the outcome, the caller decides nothing about files:
+ * with the verified IR (or what it derives to), and written again if they differ,
+ * so damaged files never become a model. Whatever the outcome, the caller decides nothing about files:
  * it takes the compiled model, or compiles the verified IR from memory.
  */
 #pragma once

@@ -117,14 +117,42 @@ def test_logits_of_every_position_have_the_length_of_each_call(tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_a_cached_load_compiles_the_model_of_one_token_from_its_own_ir_files(llama, tmp_path):
-    # Files OpenVINO's cache keys by their path: a cached load then reads no IR.
+def test_a_cached_load_reads_no_ir_for_the_model_of_one_token(llama, tmp_path, capfd):
+    # Its IR files of its own are keyed by their path in OpenVINO's cache: a cached load
+    # imports both models and reads none of the program's weights, even damaged ones.
     cache = tmp_path / "cache"
     program = lowered(llama, tmp_path, cache_dir=str(cache))
     program.load_method()
-    [one_token_xml] = cache.glob("etov-ir-*-one-token.xml")
-    assert one_token_xml.with_suffix(".bin").exists()
+    assert len(list(cache.glob("etov-ir-*-one-token-*.xml"))) == 1
     assert not list(cache.glob("*.tmp-*")), "temporary files were left behind"
+    [blob] = program.blobs()
+    data = bytearray(program.path.read_bytes())
+    weights_at = data.index(blob.ir_weights)
+    data[weights_at : weights_at + len(blob.ir_weights)] = bytes(len(blob.ir_weights))
+    program.path.write_bytes(bytes(data))
+    capfd.readouterr()
+
+    generation = Generation(program.load_method(), llama, positions_per_token=False)
+    generation.generate(prompt(), token_by_token=False)
+    assert generation.worst_relative_error < 1e-4
+    log = capfd.readouterr().err
+    assert "checksum" not in log and "without the model of one token" not in log
+
+
+def test_the_ir_files_of_the_model_of_one_token_are_made_the_same_at_every_load(llama, tmp_path, capfd):
+    # When OpenVINO compiles them (its own entries gone), the runtime makes them again
+    # to compare: the same bytes, or every such load would write them anew.
+    cache = tmp_path / "cache"
+    program = lowered(llama, tmp_path, cache_dir=str(cache))
+    program.load_method()
+    for compiled in cache.glob("*.blob"):
+        compiled.unlink()
+    capfd.readouterr()
+
+    generation = Generation(program.load_method(), llama, positions_per_token=False)
+    generation.generate(prompt(), token_by_token=False)
+    assert generation.worst_relative_error < 1e-4
+    assert "does not hold" not in capfd.readouterr().err
 
 
 def _damage_one_matrix(weights, xml):
@@ -142,7 +170,7 @@ def test_damaged_ir_files_in_the_cache_never_become_the_model_of_one_token(llama
     cache = tmp_path / "cache"
     program = lowered(llama, tmp_path, cache_dir=str(cache))
     Generation(program.load_method(), llama, positions_per_token=False).generate(prompt(), token_by_token=False)
-    [one_token_xml] = cache.glob("etov-ir-*-one-token.xml")
+    [one_token_xml] = cache.glob("etov-ir-*-one-token-*.xml")
     _damage_one_matrix(one_token_xml.with_suffix(".bin"), one_token_xml)
     for compiled in cache.glob("*.blob"):  # OpenVINO's own entries: the next load compiles the IR files
         compiled.unlink()
@@ -152,6 +180,10 @@ def test_damaged_ir_files_in_the_cache_never_become_the_model_of_one_token(llama
     generation.generate(prompt(), token_by_token=False)
     assert generation.worst_relative_error < 1e-4
     assert "does not hold the model derived from this program's IR" in capfd.readouterr().err
+    # What OpenVINO compiled from the damaged files no longer matches the files written again.
+    generation = Generation(program.load_method(), llama, positions_per_token=False)
+    generation.generate(prompt(), token_by_token=False)
+    assert generation.worst_relative_error < 1e-4
 
 
 def test_a_model_without_a_kv_cache_ignores_it(tmp_path):
