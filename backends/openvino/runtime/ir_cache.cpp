@@ -55,18 +55,19 @@ IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob, const st
   return files;
 }
 
-bool file_holds(const fs::path& path, const void* data, size_t size) {
+// Whether the file at `path` has `size` bytes, each chunk of which `matches(chunk,
+// offset, count)` accepts, read in order.
+template <typename Matches>
+bool file_reads_as(const fs::path& path, uintmax_t size, Matches matches) {
   std::error_code error;
   if (fs::file_size(path, error) != size || error) {
     return false;
   }
   std::ifstream file(path, std::ios::binary);
   std::array<char, 1 << 16> chunk;
-  const auto* expected = static_cast<const char*>(data);
-  for (size_t done = 0; done < size;) {
-    const size_t count = std::min(chunk.size(), size - done);
-    if (!file.read(chunk.data(), static_cast<std::streamsize>(count)) ||
-        std::memcmp(chunk.data(), expected + done, count) != 0) {
+  for (uintmax_t done = 0; done < size;) {
+    const size_t count = static_cast<size_t>(std::min<uintmax_t>(chunk.size(), size - done));
+    if (!file.read(chunk.data(), static_cast<std::streamsize>(count)) || !matches(chunk.data(), done, count)) {
       return false;
     }
     done += count;
@@ -74,25 +75,25 @@ bool file_holds(const fs::path& path, const void* data, size_t size) {
   return true;
 }
 
+bool file_holds(const fs::path& path, const void* data, size_t size) {
+  const auto* expected = static_cast<const char*>(data);
+  return file_reads_as(path, size, [expected](const char* chunk, uintmax_t offset, size_t count) {
+    return std::memcmp(chunk, expected + offset, count) == 0;
+  });
+}
+
 bool files_hold_the_same(const fs::path& one, const fs::path& other) {
   std::error_code error;
-  const auto size = fs::file_size(one, error);
-  if (error || fs::file_size(other, error) != size || error) {
+  const uintmax_t size = fs::file_size(other, error);
+  if (error) {
     return false;
   }
-  std::ifstream first(one, std::ios::binary);
   std::ifstream second(other, std::ios::binary);
-  std::array<char, 1 << 16> first_chunk;
-  std::array<char, 1 << 16> second_chunk;
-  for (uintmax_t done = 0; done < size;) {
-    const auto count = static_cast<std::streamsize>(std::min<uintmax_t>(first_chunk.size(), size - done));
-    if (!first.read(first_chunk.data(), count) || !second.read(second_chunk.data(), count) ||
-        std::memcmp(first_chunk.data(), second_chunk.data(), static_cast<size_t>(count)) != 0) {
-      return false;
-    }
-    done += static_cast<uintmax_t>(count);
-  }
-  return true;
+  std::array<char, 1 << 16> expected;
+  return file_reads_as(one, size, [&](const char* chunk, uintmax_t, size_t count) {
+    return second.read(expected.data(), static_cast<std::streamsize>(count)) &&
+           std::memcmp(chunk, expected.data(), count) == 0;
+  });
 }
 
 // A name no other writer uses: this process's id and a per-process count, before
