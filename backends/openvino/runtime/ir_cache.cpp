@@ -1,11 +1,13 @@
 #include "ir_cache.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -104,6 +106,57 @@ fs::path temporary_next_to(const fs::path& target) {
   temporary += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(count++);
   temporary += target.extension();
   return temporary;
+}
+
+// The id of the process that wrote `name` as a temporary file (temporary_next_to),
+// or nullopt when `name` is not one of ours.
+std::optional<pid_t> writer_of_temporary(const std::string& name) {
+  static constexpr char kPrefix[] = "etov-ir-";
+  static constexpr char kMarker[] = ".tmp-";
+  const size_t marker = name.rfind(kMarker);
+  if (name.compare(0, sizeof(kPrefix) - 1, kPrefix) != 0 || marker == std::string::npos) {
+    return std::nullopt;
+  }
+  const size_t digits = marker + sizeof(kMarker) - 1;
+  const size_t dash = name.find('-', digits);
+  if (dash == std::string::npos || dash == digits ||
+      !std::all_of(name.begin() + digits, name.begin() + dash, [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  try {
+    return static_cast<pid_t>(std::stol(name.substr(digits, dash - digits)));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// A temporary file is abandoned when its writer is gone (it crashed or was killed
+// before renaming it) and the file has not changed for a minute: a writer in
+// another PID namespace sharing the folder may have a pid that is free here, but
+// it writes or renames its file within seconds.
+bool is_abandoned(const fs::directory_entry& entry, pid_t writer) {
+  if (writer == ::getpid() || (::kill(writer, 0) == 0 || errno != ESRCH)) {
+    return false;
+  }
+  std::error_code error;
+  const fs::file_time_type written = entry.last_write_time(error);
+  return !error && fs::file_time_type::clock::now() - written > std::chrono::minutes(1);
+}
+
+// Removes the temporary files (weights-sized) that writers which died before
+// renaming them left in `cache_dir`; nothing else there is touched.
+void remove_abandoned_temporaries(const std::string& cache_dir) {
+  std::error_code error;
+  for (fs::directory_iterator it(cache_dir, error), end; !error && it != end; it.increment(error)) {
+    const std::optional<pid_t> writer = writer_of_temporary(it->path().filename().string());
+    if (writer && is_abandoned(*it, *writer)) {
+      std::error_code ignored;
+      if (fs::remove(it->path(), ignored)) {
+        ET_LOG(Info, "OpenVINO model cache: removed %s, left by process %d, which is gone", it->path().c_str(),
+               static_cast<int>(*writer));
+      }
+    }
+  }
 }
 
 // Renames a written `temporary` file to `target`; when `later_than` is set, the
@@ -249,6 +302,7 @@ bool imported_from_cache(const ov::CompiledModel& compiled) noexcept {
 }
 
 Result<CacheLoad> load_through_model_cache(ov::Core& core, const BlobView& blob, const CompileSettings& options) {
+  remove_abandoned_temporaries(options.cache_dir);
   const IrFiles files = ir_files_in(options.cache_dir, blob);
   std::error_code error;
   const bool found = fs::exists(files.xml, error) && fs::exists(files.bin, error);

@@ -3,8 +3,11 @@ OpenVINO's cache keyed on that path makes later loads skip the weights entirely.
 A cached model must never stand in for another program or for a damaged IR."""
 
 import copy
+import os
 import re
 import struct
+import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -160,6 +163,33 @@ def test_programs_with_the_same_ir_xml_and_other_weights_never_share_a_cached_mo
         _check_runs_like_eager(model, lowered)
         _check_runs_like_eager(doubled_model, doubled)
     assert len(list(cache.glob("etov-ir-*.xml"))) == 2
+
+
+def test_a_load_removes_the_temporary_files_of_writers_that_died_and_nothing_else(tmp_path):
+    """A process killed while writing the IR leaves a weights-sized temporary file."""
+    cache = tmp_path / "cache"
+    model, lowered = _lowered(tmp_path, cache)
+    _check_runs_like_eager(model, lowered)
+    stem = _ir_files(cache, lowered)[0].stem
+    finished = subprocess.Popen(["true"])
+    finished.wait()
+    running = subprocess.Popen(["sleep", "600"])
+    abandoned = cache / f"{stem}.tmp-{finished.pid}-0.bin"
+    being_written = cache / f"{stem}.tmp-{running.pid}-0.bin"
+    just_written = cache / f"{stem}.tmp-{finished.pid}-1.bin"
+    not_ours = cache / f"weights.tmp-{finished.pid}-0.bin"
+    two_minutes_ago = time.time() - 120
+    for file in (abandoned, being_written, just_written, not_ours):
+        file.write_bytes(b"half of the weights")
+        if file != just_written:
+            os.utime(file, (two_minutes_ago, two_minutes_ago))
+    try:
+        _check_runs_like_eager(model, lowered)  # a cache hit
+    finally:
+        running.kill()
+        running.wait()
+    assert not abandoned.exists()
+    assert being_written.exists() and just_written.exists() and not_ours.exists()
 
 
 def test_program_without_a_digest_uses_openvinos_own_cache(tmp_path):
