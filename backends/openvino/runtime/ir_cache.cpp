@@ -29,6 +29,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Every file the runtime writes in a cache directory starts with this.
+constexpr char kIrFilePrefix[] = "etov-ir-";
+// What a file's name holds, between its stem and its writer's pid, while it is written.
+constexpr char kTemporaryMarker[] = ".tmp-";
+
 // The paths of one IR in a cache directory.
 struct IrFiles {
   fs::path xml;
@@ -50,7 +55,7 @@ std::string hex(const std::array<uint8_t, kBlobDigestSize>& digest) {
 // `variant`, the IR of a model derived from it.
 IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob, const std::string& variant = "") {
   const fs::path stem =
-      fs::path(cache_dir) / ("etov-ir-" + hex(blob.ir_digest) + (variant.empty() ? "" : "-" + variant));
+      fs::path(cache_dir) / (kIrFilePrefix + hex(blob.ir_digest) + (variant.empty() ? "" : "-" + variant));
   IrFiles files{stem, stem};
   files.xml += ".xml";
   files.bin += ".bin";
@@ -103,7 +108,7 @@ bool files_hold_the_same(const fs::path& one, const fs::path& other) {
 fs::path temporary_next_to(const fs::path& target) {
   static std::atomic<unsigned long> count{0};
   fs::path temporary = target.parent_path() / target.stem();
-  temporary += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(count++);
+  temporary += kTemporaryMarker + std::to_string(::getpid()) + "-" + std::to_string(count++);
   temporary += target.extension();
   return temporary;
 }
@@ -111,13 +116,11 @@ fs::path temporary_next_to(const fs::path& target) {
 // The id of the process that wrote `name` as a temporary file (temporary_next_to),
 // or nullopt when `name` is not one of ours.
 std::optional<pid_t> writer_of_temporary(const std::string& name) {
-  static constexpr char kPrefix[] = "etov-ir-";
-  static constexpr char kMarker[] = ".tmp-";
-  const size_t marker = name.rfind(kMarker);
-  if (name.compare(0, sizeof(kPrefix) - 1, kPrefix) != 0 || marker == std::string::npos) {
+  const size_t marker = name.rfind(kTemporaryMarker);
+  if (name.compare(0, sizeof(kIrFilePrefix) - 1, kIrFilePrefix) != 0 || marker == std::string::npos) {
     return std::nullopt;
   }
-  const size_t digits = marker + sizeof(kMarker) - 1;
+  const size_t digits = marker + sizeof(kTemporaryMarker) - 1;
   const size_t dash = name.find('-', digits);
   if (dash == std::string::npos || dash == digits ||
       !std::all_of(name.begin() + digits, name.begin() + dash, [](char c) { return c >= '0' && c <= '9'; })) {
