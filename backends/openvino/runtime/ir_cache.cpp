@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -120,17 +121,13 @@ std::optional<pid_t> writer_of_temporary(const std::string& name) {
   if (name.compare(0, sizeof(kIrFilePrefix) - 1, kIrFilePrefix) != 0 || marker == std::string::npos) {
     return std::nullopt;
   }
-  const size_t digits = marker + sizeof(kTemporaryMarker) - 1;
-  const size_t dash = name.find('-', digits);
-  if (dash == std::string::npos || dash == digits ||
-      !std::all_of(name.begin() + digits, name.begin() + dash, [](char c) { return c >= '0' && c <= '9'; })) {
+  const char* digits = name.data() + marker + sizeof(kTemporaryMarker) - 1;
+  pid_t pid = 0;
+  const auto [after, problem] = std::from_chars(digits, name.data() + name.size(), pid);
+  if (problem != std::errc() || after == digits || *after != '-' || pid <= 0) {
     return std::nullopt;
   }
-  try {
-    return static_cast<pid_t>(std::stol(name.substr(digits, dash - digits)));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  return pid;
 }
 
 // A temporary file is abandoned when its writer is gone (it crashed or was killed
