@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 import os
 import statistics
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -149,6 +151,48 @@ def max_rel_err(actual: torch.Tensor, expected: torch.Tensor) -> float:
     """max |actual - expected| / max |expected|, computed in float32."""
     actual, expected = actual.float(), expected.float()
     return ((actual - expected).abs().max() / expected.abs().max().clamp_min(1e-30)).item()
+
+
+# Run in a fresh process: `memory()` gives its resident set and the anonymous part of it,
+# in MB. Anonymous memory is what the process allocated (weights OpenVINO repacks, the
+# heap); the rest is file-backed, mostly library code, whose resident size varies with
+# how the page cache holds the files: OpenVINO's CPU plugin took 40 MB right after pip
+# wrote it and 23 MB once it had been read back from disk (2026-12-04).
+_MEMORY_SOURCE = """
+def memory():
+    fields = {}
+    for line in open("/proc/self/smaps_rollup").readlines()[1:]:
+        key, value = line.split(":", 1)
+        fields[key] = int(value.split()[0]) * 1024 / 1e6
+    return fields["Rss"], fields["Anonymous"]
+"""
+
+
+def growth_in_fresh_process(setup: str, work: str) -> Tuple[float, float, str]:
+    """(resident growth MB, anonymous growth MB, `result`) of a fresh Python process
+    that runs `setup` and then `work`, measured across `work` only; `work` may set
+    `result` to a string to hand back.
+
+    Example::
+
+        resident, anonymous, seconds = growth_in_fresh_process(
+            "import time", "begin = time.perf_counter(); x = bytearray(10**8); "
+            "result = str(time.perf_counter() - begin)")
+    """
+    code = "\n".join(
+        [
+            _MEMORY_SOURCE,
+            setup,
+            "result = ''",
+            "before = memory()",
+            work,
+            "after = memory()",
+            "print(after[0] - before[0], after[1] - before[1], result)",
+        ]
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    resident, anonymous, *result = out.stdout.strip().splitlines()[-1].split(" ", 2)
+    return float(resident), float(anonymous), result[0] if result else ""
 
 
 def package_version(name: str) -> str:

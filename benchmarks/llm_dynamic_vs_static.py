@@ -43,7 +43,15 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
-from _common import delegate_ids, environment, lower, print_header, print_table, setup_logging  # noqa: E402
+from _common import (  # noqa: E402
+    delegate_ids,
+    environment,
+    growth_in_fresh_process,
+    lower,
+    print_header,
+    print_table,
+    setup_logging,
+)
 from executorch.runtime import Runtime  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
 
@@ -75,20 +83,22 @@ def weights_mb(model_dim: int, layers: int) -> float:
     return sum(p.numel() * p.element_size() for p in model.parameters()) / 1e6
 
 
-def resident_growth_mb(path: Path, dynamic: bool, prompt: int) -> float:
-    """The resident-set growth of a fresh process over a load, a prefill and 4 decode steps."""
-    code = (
-        "import os, torch; os.environ.setdefault('OMP_WAIT_POLICY','PASSIVE');"
-        "import executorch_openvino; from executorch.runtime import Runtime;"
-        "rss=lambda: int(open('/proc/self/statm').read().split()[1])*os.sysconf('SC_PAGE_SIZE')/1e6;"
-        "before=rss(); m=Runtime.get().load_program(%r).load_method('forward');"
-        "calls=[(list(range(1, %d + 1)), 0)] if %r else [([t + 1], t) for t in range(%d)];"
-        "[m.execute([torch.tensor([tokens]), torch.tensor([start])]) for tokens, start in calls];"
-        "[m.execute([torch.tensor([[5]]), torch.tensor([%d + step])]) for step in range(4)];"
-        "print(rss() - before)" % (str(path), prompt, dynamic, prompt, prompt)
+def resident_growth_mb(path: Path, dynamic: bool, prompt: int) -> tuple[float, float]:
+    """(resident, anonymous) growth in MB of a fresh process over a load, a prefill and
+    4 decode steps."""
+    setup = (
+        "import os, torch; os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE');"
+        "import executorch_openvino; from executorch.runtime import Runtime"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return float(out.stdout.strip().splitlines()[-1])
+    work = (
+        "m = Runtime.get().load_program(%r).load_method('forward');"
+        "calls = [(list(range(1, %d + 1)), 0)] if %r else [([t + 1], t) for t in range(%d)];"
+        "[m.execute([torch.tensor([tokens]), torch.tensor([start])]) for tokens, start in calls];"
+        "[m.execute([torch.tensor([[5]]), torch.tensor([%d + step])]) for step in range(4)]"
+        % (str(path), prompt, dynamic, prompt, prompt)
+    )
+    resident, anonymous, _ = growth_in_fresh_process(setup, work)
+    return resident, anonymous
 
 
 def cached_load_seconds(path: Path, cache: Path, loads: int = 3) -> float:
@@ -181,11 +191,12 @@ def main() -> None:
             + [1e3 * statistics.median(times[program]) for program in PROGRAMS]
             + [ratio(times, DYNAMIC), ratio(times, ONE_TOKEN)]
         )
-    rows.append(
-        [f"resident growth / weights ({weights:.0f} MB)"]
-        + [growth[program] / weights for program in PROGRAMS]
-        + [growth[DYNAMIC] / growth[STATIC], growth[ONE_TOKEN] / growth[STATIC]]
-    )
+    for label, part in (("resident", 0), ("anonymous", 1)):
+        rows.append(
+            [f"{label} growth / weights ({weights:.0f} MB)"]
+            + [growth[program][part] / weights for program in PROGRAMS]
+            + [growth[DYNAMIC][part] / growth[STATIC][part], growth[ONE_TOKEN][part] / growth[STATIC][part]]
+        )
     rows.append(
         ["load through a filled cache_dir, s"]
         + [cached_load[program] for program in PROGRAMS]

@@ -14,9 +14,11 @@ heads, 8 KV heads and 0.85B parameters, Llama 3.2 1B's shape with a smaller voca
   the cache filled to about 60% of the context, then `--tokens` greedy steps;
 - prefill: dynamic-shape exports, `--prompt` tokens in one call, from position 0;
 - resident memory: a fresh process per engine loads its program from its path and
-  decodes a few steps; the growth of its resident set over the weights' size and the
-  seconds `load_program` + `load_method` took (ours also with a model cache, written
-  by a first load and read by a second).
+  decodes a few steps; the growth of its resident set over the weights' size, the
+  anonymous part of it (what the process allocated; the rest is file-backed, mostly
+  library code, which varies with the page cache) and the seconds `load_program` +
+  `load_method` took (ours also with a model cache, written by a first load and read
+  by a second).
 Targets: decode <= 0.9x XNNPACK custom ops and <= 1.05x OpenVINO alone; resident
 growth <= 1.2x the weights; a load from a model cache <= 0.3 s. The rows "weights read
 once" time one matrix product over as many weight bytes as a decode step reads: no
@@ -31,7 +33,6 @@ import argparse
 import copy
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,7 +44,16 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
 import openvino as ov  # noqa: E402
 import torch  # noqa: E402
-from _common import cpu_ops, delegate_ids, environment, lower, print_header, print_table, setup_logging  # noqa: E402
+from _common import (  # noqa: E402
+    cpu_ops,
+    delegate_ids,
+    environment,
+    growth_in_fresh_process,
+    lower,
+    print_header,
+    print_table,
+    setup_logging,
+)
 from executorch.runtime import Runtime  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
 
@@ -218,34 +228,34 @@ def prefill_ms(engine: Callable, prompt: torch.Tensor) -> float:
     return 1e3 * (time.perf_counter() - begin)
 
 
-def fresh_load(pte: Path, steps: int = 4, cache_dir: str = "") -> Tuple[float, float]:
-    """(resident-set growth in MB, load seconds) of a fresh process that loads `pte`
-    from its path (mapped, as ExecuTorch's Python runtime loads a path) and decodes a
-    few steps; with `cache_dir`, through our delegate's model cache. The load is
-    `load_program` + `load_method`, imports not counted."""
-    code = (
-        "import os, torch; os.environ.setdefault('OMP_WAIT_POLICY','PASSIVE');"
+def fresh_load(pte: Path, steps: int = 4, cache_dir: str = "") -> Tuple[float, float, float]:
+    """(resident growth MB, anonymous growth MB, load seconds) of a fresh process that
+    loads `pte` from its path (mapped, as ExecuTorch's Python runtime loads a path) and
+    decodes a few steps; with `cache_dir`, through our delegate's model cache. The load
+    is `load_program` + `load_method`, imports not counted."""
+    setup = (
+        "import os, time, torch; os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE');"
         "import executorch_openvino; from executorch.runtime import Runtime;"
         "import executorch.extension.llm.custom_ops.custom_ops;"
-        "rss=lambda: int(open('/proc/self/statm').read().split()[1])*os.sysconf('SC_PAGE_SIZE')/1e6;"
-        "cache=%r; cache and executorch_openvino.set_load_options(cache_dir=cache);"
-        "import time; before=rss(); begin=time.perf_counter();"
-        "m=Runtime.get().load_program(%r).load_method('forward'); seconds=time.perf_counter()-begin;"
-        "[m.execute([torch.tensor([[1]]), torch.tensor([p])]) for p in range(%d)];"
-        "print(rss()-before, seconds)" % (cache_dir, str(pte), steps)
+        "cache = %r; cache and executorch_openvino.set_load_options(cache_dir=cache)" % cache_dir
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    growth, seconds = out.stdout.strip().splitlines()[-1].split()
-    return float(growth), float(seconds)
+    work = (
+        "begin = time.perf_counter(); m = Runtime.get().load_program(%r).load_method('forward');"
+        "result = str(time.perf_counter() - begin);"
+        "[m.execute([torch.tensor([[1]]), torch.tensor([p])]) for p in range(%d)]" % (str(pte), steps)
+    )
+    resident, anonymous, seconds = growth_in_fresh_process(setup, work)
+    return resident, anonymous, float(seconds)
 
 
 def loads_with_cache(pte: Path, weights_mb: float, cache: Path) -> List[List[object]]:
-    """Our delegate's resident growth over the weights and load seconds when it loads
-    through a model cache: the first load writes the cache, the second reads it."""
+    """Our delegate's resident and anonymous growth over the weights and load seconds
+    when it loads through a model cache: the first load writes the cache, the second
+    reads it."""
     rows = []
     for load in ("first load", "cached"):
-        growth, seconds = fresh_load(pte, cache_dir=str(cache))
-        rows.append([load, growth / weights_mb, seconds])
+        resident, anonymous, seconds = fresh_load(pte, cache_dir=str(cache))
+        rows.append([load, resident / weights_mb, anonymous / weights_mb, seconds])
     return rows
 
 
@@ -304,7 +314,7 @@ def main() -> None:
         # Programs are written and their fresh-process loads measured before this process
         # holds any engine: the 0.85B configuration would not fit twice in memory.
         ptes = {kind: write_programs(models[kind], kind, context, options, folder) for kind in kinds}
-        memory: Dict[str, Tuple[float, float]] = {}
+        memory: Dict[str, Tuple[float, float, float]] = {}
         if not options.no_memory:
             memory = {name: fresh_load(path) for name, path in ptes["decode"].items()}
             if ours_name in ptes["decode"]:
@@ -349,7 +359,8 @@ def main() -> None:
                     reference / median if reference is not None else "-",
                     statistics.median(timings["prefill"][name]) if timings.get("prefill", {}).get(name) else "-",
                     memory[name][0] / weights_mb if name in memory else "-",
-                    memory[name][1] if name in memory else "-",
+                    memory[name][1] / weights_mb if name in memory else "-",
+                    memory[name][2] if name in memory else "-",
                 ]
             )
         print(f"context {context}: weights {weights_mb:.1f} MB ({options.dtype}), decode from position {start}")
@@ -367,6 +378,7 @@ def main() -> None:
             f"{ours_name} time / engine time",
             "prefill ms",
             "RSS growth / weights",
+            "anonymous / weights",
             "load s",
         ],
         results,
@@ -374,7 +386,7 @@ def main() -> None:
 
     if loads:
         print(f"\n{ours_name} (decode export) with a cache_dir: resident growth and load time")
-        print_table(["context", "load", "RSS growth / weights", "load s"], loads)
+        print_table(["context", "load", "RSS growth / weights", "anonymous / weights", "load s"], loads)
 
 
 if __name__ == "__main__":
