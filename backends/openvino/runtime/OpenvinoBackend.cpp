@@ -152,7 +152,7 @@ void keep_what_the_model_reads(Delegate& delegate, FreeableBuffer& processed, co
                                const std::string& cache_dir) {
   if (!borrows_blob) {
     processed.Free();
-    const size_t released = release_pages_of_files_in(cache_dir);
+    const size_t released = release_pages_of_cache_files_in(cache_dir);
     ET_LOG(Debug, "OpenVINO delegate: freed the blob; dropped the pages of %zu mappings of cache files", released);
     if (released > 0) {
       delegate.weights_given_back = WeightsGivenBack::in_cache_folder(cache_dir);

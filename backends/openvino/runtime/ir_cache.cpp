@@ -1,5 +1,6 @@
 #include "ir_cache.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,9 +11,12 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <string>
 #include <system_error>
 
@@ -20,6 +24,7 @@
 #include <openvino/core/graph_util.hpp>
 #include <openvino/runtime/properties.hpp>
 
+#include "cache_file_names.h"
 #include "openvino_error.h"
 
 namespace executorch_openvino {
@@ -29,11 +34,6 @@ using executorch::runtime::Result;
 namespace fs = std::filesystem;
 
 namespace {
-
-// Every file the runtime writes in a cache directory starts with this.
-constexpr char kIrFilePrefix[] = "etov-ir-";
-// What a file's name holds, between its stem and its writer's pid, while it is written.
-constexpr char kTemporaryMarker[] = ".tmp-";
 
 // The paths of one IR in a cache directory.
 struct IrFiles {
@@ -56,7 +56,7 @@ std::string hex(const std::array<uint8_t, kBlobDigestSize>& digest) {
 // `variant`, the IR of a model derived from it.
 IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob, const std::string& variant = "") {
   const fs::path stem =
-      fs::path(cache_dir) / (kIrFilePrefix + hex(blob.ir_digest) + (variant.empty() ? "" : "-" + variant));
+      fs::path(cache_dir) / (std::string(kIrFilePrefix) + hex(blob.ir_digest) + (variant.empty() ? "" : "-" + variant));
   IrFiles files{stem, stem};
   files.xml += ".xml";
   files.bin += ".bin";
@@ -104,24 +104,64 @@ bool files_hold_the_same(const fs::path& one, const fs::path& other) {
   });
 }
 
-// A name no other writer uses: this process's id and a per-process count, before
-// the extension (OpenVINO writes IR only to a path ending in .xml).
+// A number that tells this process's temporary files from those of a process
+// with the same pid in another PID namespace sharing the folder (two containers,
+// each its own pid 1).
+uint64_t process_instance() {
+  static const uint64_t instance = [] {
+    try {
+      std::random_device device;
+      return (static_cast<uint64_t>(device()) << 32) ^ device();
+    } catch (const std::exception&) {  // no entropy source: the clock still tells processes apart
+      return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    }
+  }();
+  return instance;
+}
+
+// Creates `path` if no file has that name; otherwise, or when it cannot be made,
+// the errno of the failure.
+int claim(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return errno;
+  }
+  ::close(fd);
+  return 0;
+}
+
+// A new, empty file next to `target` that no other writer uses: named by this
+// process's id, its instance and a per-process count, before the extension
+// (OpenVINO writes IR only to a path ending in .xml), and created exclusively.
+// Empty, after a log line, when none could be made.
 fs::path temporary_next_to(const fs::path& target) {
   static std::atomic<unsigned long> count{0};
-  fs::path temporary = target.parent_path() / target.stem();
-  temporary += kTemporaryMarker + std::to_string(::getpid()) + "-" + std::to_string(count++);
-  temporary += target.extension();
-  return temporary;
+  int problem = EEXIST;
+  for (int attempt = 0; attempt < 8 && problem == EEXIST; ++attempt) {
+    char unique[64];
+    std::snprintf(unique, sizeof(unique), "%d-%016llx-%lu", static_cast<int>(::getpid()),
+                  static_cast<unsigned long long>(process_instance()), count++);
+    fs::path temporary = target.parent_path() / target.stem();
+    temporary += std::string(kTemporaryMarker) + unique;
+    temporary += target.extension();
+    problem = claim(temporary);
+    if (problem == 0) {
+      return temporary;
+    }
+  }
+  ET_LOG(Error, "OpenVINO model cache: cannot write %s: no temporary file next to it (%s)", target.c_str(),
+         std::strerror(problem));
+  return {};
 }
 
 // The id of the process that wrote `name` as a temporary file (temporary_next_to),
 // or nullopt when `name` is not one of ours.
 std::optional<pid_t> writer_of_temporary(const std::string& name) {
   const size_t marker = name.rfind(kTemporaryMarker);
-  if (name.compare(0, sizeof(kIrFilePrefix) - 1, kIrFilePrefix) != 0 || marker == std::string::npos) {
+  if (name.compare(0, kIrFilePrefix.size(), kIrFilePrefix) != 0 || marker == std::string::npos) {
     return std::nullopt;
   }
-  const char* digits = name.data() + marker + sizeof(kTemporaryMarker) - 1;
+  const char* digits = name.data() + marker + kTemporaryMarker.size();
   pid_t pid = 0;
   const auto [after, problem] = std::from_chars(digits, name.data() + name.size(), pid);
   if (problem != std::errc() || after == digits || *after != '-' || pid <= 0) {
@@ -186,6 +226,9 @@ bool put_in_place(const fs::path& temporary, const fs::path& target, const fs::f
 // Writes `data` to `target` through a temporary file (see put_in_place).
 bool write_file(const fs::path& target, const void* data, size_t size, const fs::file_time_type* later_than) {
   const fs::path temporary = temporary_next_to(target);
+  if (temporary.empty()) {
+    return false;
+  }
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
     file.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
@@ -356,6 +399,10 @@ Result<ov::CompiledModel> compile_derived_through_model_cache(ov::Core& core, co
     fs::remove(written.xml, ignored);
     fs::remove(written.bin, ignored);
   };
+  if (written.xml.empty() || written.bin.empty()) {
+    remove_written();
+    return ov::CompiledModel{};
+  }
   try {
     const std::shared_ptr<ov::Model> model = derive(*ir);
     name_by_place(*model);

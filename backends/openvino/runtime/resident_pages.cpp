@@ -1,10 +1,13 @@
 #include "resident_pages.h"
 
+#include "cache_file_names.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <string_view>
 
 #ifdef __linux__
 #include <sys/mman.h>
@@ -109,17 +112,27 @@ PageRelease release_file_backed_pages(const void* data, size_t size) noexcept {
   }
 }
 
-size_t release_pages_of_files_in(const std::string& folder) noexcept {
+size_t release_pages_of_cache_files_in(const std::string& folder) noexcept {
   try {
     std::error_code error;
     const std::string prefix = std::filesystem::canonical(folder, error).string() + "/";
     if (error) {
       return 0;
     }
+    // Only the cache's own files, and only directly in the folder: a shared
+    // library's relocated read-only pages (RELRO) look like an unwritten view of
+    // its file, and dropping them would bring back the file's unrelocated bytes.
+    const auto is_cache_file = [&prefix](const char* path) {
+      if (std::strncmp(path, prefix.c_str(), prefix.size()) != 0) {
+        return false;
+      }
+      const std::string_view name(path + prefix.size());
+      return name.find('/') == std::string_view::npos && is_cache_file_name(name);
+    };
     size_t released = 0;
     for_each_mapping([&](const Mapping& mapping) {
       // Locked pages stay: they are not ours to unlock, and madvise refuses them.
-      if (mapping.unwritten_file_view && std::strncmp(mapping.path, prefix.c_str(), prefix.size()) == 0 &&
+      if (mapping.unwritten_file_view && is_cache_file(mapping.path) &&
           madvise(reinterpret_cast<void*>(mapping.low), mapping.high - mapping.low, MADV_DONTNEED) == 0) {
         ++released;
       }
@@ -140,7 +153,7 @@ void WeightsGivenBack::after_call_of_new_sizes(uint64_t sizes) noexcept {
     return;  // out of memory to remember the sizes: the pages stay, the call stands
   }
   if (!folder_.empty()) {
-    release_pages_of_files_in(folder_);  // OpenVINO's mappings: checked again each time
+    release_pages_of_cache_files_in(folder_);  // OpenVINO's mappings: checked again each time
     return;
   }
   // Checked and unlocked when first released; the delegate keeps the buffer mapped.
@@ -159,7 +172,7 @@ PageRelease release_file_backed_pages(const void*, size_t) noexcept {
 
 void WeightsGivenBack::after_call_of_new_sizes(uint64_t) noexcept {}
 
-size_t release_pages_of_files_in(const std::string&) noexcept {
+size_t release_pages_of_cache_files_in(const std::string&) noexcept {
   return 0;
 }
 

@@ -47,9 +47,11 @@ enum class PageRelease {
 /// be the caller's to free); partial pages at either end stay.
 PageRelease release_file_backed_pages(const void* data, size_t size) noexcept;
 
-/// Drops this process's resident pages of read-only mappings of files in
-/// `folder`, leaving locked pages; returns how many mappings were dropped.
-size_t release_pages_of_files_in(const std::string& folder) noexcept;
+/// Drops this process's resident pages of read-only mappings of the model
+/// cache's files directly in `folder` (cache_file_names.h; no other file there,
+/// and nothing in its subfolders), leaving locked pages; returns how many
+/// mappings were dropped.
+size_t release_pages_of_cache_files_in(const std::string& folder) noexcept;
 
 /// Gives the system the pages of heap memory that are allocated to nothing
 /// (glibc's malloc_trim); returns whether any were given back. Elsewhere does
@@ -69,7 +71,7 @@ class WeightsGivenBack {
   /// IR weights in the blob, released by release_file_backed_pages.
   static WeightsGivenBack in_program(const void* data, size_t size) noexcept;
   /// Weights in files of the model cache folder, released by
-  /// release_pages_of_files_in; empty if the name cannot be copied.
+  /// release_pages_of_cache_files_in; empty if the name cannot be copied.
   static WeightsGivenBack in_cache_folder(const std::string& folder) noexcept;
 
   bool empty() const { return data_ == nullptr && folder_.empty(); }

@@ -5,8 +5,10 @@ A cached model must never stand in for another program or for a damaged IR."""
 import copy
 import os
 import re
+import shutil
 import struct
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -190,6 +192,39 @@ def test_a_load_removes_the_temporary_files_of_writers_that_died_and_nothing_els
         running.wait()
     assert not abandoned.exists()
     assert being_written.exists() and just_written.exists() and not_ours.exists()
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler to build the shared library")
+def test_a_shared_library_inside_the_cache_folder_keeps_working_after_a_load(tmp_path):
+    """A cache_dir that holds other files (".", a home folder with a virtual
+    environment): the pages a load drops are the cache files' own. A library's
+    relocated read-only pages (RELRO) look like an unwritten view of its file;
+    dropped, they came back unrelocated and the next call through them crashed."""
+    cache = tmp_path / "cache"
+    model, lowered = _lowered(tmp_path, cache)
+    library = cache / "venv" / "lib" / "libtable.so"
+    library.parent.mkdir(parents=True)
+    source = tmp_path / "table.c"
+    source.write_text(
+        "static int one(void) { return 1; }\n"
+        "static int two(void) { return 2; }\n"
+        "int (*const table[])(void) = {one, two};  /* relocated at load, then read-only */\n"
+        "int call(int i) { return table[i](); }\n"
+    )
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    code = (
+        "import ctypes, torch, executorch_openvino\n"
+        "from executorch.runtime import Runtime\n"
+        f"library = ctypes.CDLL({str(library)!r})\n"
+        "for _ in range(2):  # the first load writes the cache, the second reads it\n"
+        f"    method = Runtime.get().load_program({str(lowered.path)!r}).load_method('forward')\n"
+        "    method.execute([torch.randn(4, 16)])\n"
+        "print(library.call(0), library.call(1))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"exit status {result.returncode}: {result.stderr[-2000:]}"
+    assert result.stdout.split()[-2:] == ["1", "2"]
+    _check_runs_like_eager(model, lowered)
 
 
 def test_program_without_a_digest_uses_openvinos_own_cache(tmp_path):
