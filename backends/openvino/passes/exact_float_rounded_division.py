@@ -12,11 +12,11 @@ them) and checked by the remainder it leaves, ``a - q * b``: a remainder on the
 other side of zero than the divisor, or a whole divisor, moves the quotient by the
 unit it is off. The remainder is exact for integral values (and so the result);
 for a quotient within an ulp of an integer from other values it is not, and the
-result may still be one off, as before. Float32 truncating division keeps the
-frontend's quotient and rounds it toward zero in floats: ``floor(|q|)`` with q's
-sign. 16-bit truncating division stays as the frontend makes it, which rounds the
-quotient to 16 bits first as PyTorch does (a bfloat16 quotient past 2**31 still
-comes back wrong).
+result may still be one off, as before. Float32 truncating division is the
+corrected floor of the magnitudes, ``|a| // |b|``, with the quotient's sign, in
+floats (truncating the quotient alone gave 481 for 22654 / 47). 16-bit truncating
+division stays as the frontend makes it, which rounds the quotient to 16 bits first
+as PyTorch does (a bfloat16 quotient past 2**31 still comes back wrong).
 """
 
 from __future__ import annotations
@@ -65,14 +65,17 @@ def _corrected_floor(graph: torch.fx.Graph, dividend, divisor, quotient):
     return emit(graph, aten.where.self, too_small, emit(graph, aten.add.Scalar, lowered, 1), lowered)
 
 
-def _trunc(graph: torch.fx.Graph, quotient):
-    """trunc(quotient) in floats: the frontend's cast through int32 breaks past 2**31."""
-    return emit(
+def _corrected_trunc(graph: torch.fx.Graph, dividend, divisor):
+    """trunc(dividend / divisor): the corrected floor of the magnitudes, with the
+    quotient's sign. In floats: the frontend's cast through int32 breaks past 2**31."""
+    quotient = emit(graph, aten.div.Tensor, dividend, divisor)
+    magnitude = _corrected_floor(
         graph,
-        aten.mul.Tensor,
-        emit(graph, aten.floor.default, emit(graph, aten.abs.default, quotient)),
-        emit(graph, aten.sign.default, quotient),
+        emit(graph, aten.abs.default, dividend),
+        emit(graph, aten.abs.default, divisor),
+        emit(graph, aten.abs.default, quotient),
     )
+    return emit(graph, aten.mul.Tensor, magnitude, emit(graph, aten.sign.default, quotient))
 
 
 def exact_float_rounded_division(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -85,7 +88,7 @@ def exact_float_rounded_division(graph_module: torch.fx.GraphModule) -> torch.fx
         dividend, divisor = node.args[0], node.args[1]
         with graph.inserting_before(node):
             if _rounding_mode(node) == "trunc":
-                result = _trunc(graph, emit(graph, aten.div.Tensor, dividend, divisor))
+                result = _corrected_trunc(graph, dividend, divisor)
             else:
                 widen = dtype in _NARROW_FLOATS
                 if widen:

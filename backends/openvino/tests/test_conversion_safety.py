@@ -211,6 +211,15 @@ def test_float_truncating_division_past_2_pow_31_keeps_its_quotient(tmp_path):
     check_against_eager(TruncDivide(), inputs, tmp_path, expect_delegated=["aten.div.Tensor_mode"])
 
 
+def test_float_truncating_division_of_exact_multiples_is_not_one_toward_zero(tmp_path):
+    # OpenVINO's quotient 481.99997 for 22654 / 47 truncated to 481.
+    inputs = [
+        (torch.tensor([-22654.0, 45449.0, 1457.0, -36859.0, 0.0]), torch.tensor([47.0, 47.0, 47.0, 41.0, 5.0])),
+        (torch.tensor([9225.0, -35793.0, 23312.0, 40549.0, -7.0]), torch.tensor([41.0, 41.0, 47.0, 41.0, 2.0])),
+    ]
+    check_against_eager(TruncDivide(), inputs, tmp_path, rtol=0, atol=0, expect_delegated=["aten.div.Tensor_mode"])
+
+
 class LogOnePlus(torch.nn.Module):
     def forward(self, x, y):
         return torch.log1p(x), F.softplus(y)
