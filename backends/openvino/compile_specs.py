@@ -13,8 +13,9 @@ Example::
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 
@@ -132,10 +133,13 @@ def check_performance_hint(hint: str) -> str:
     return hint
 
 
-def check_cache_dir(cache_dir: str) -> str:
-    if not isinstance(cache_dir, str) or not cache_dir or "\0" in cache_dir:
-        raise ValueError(f"OpenVINO cache_dir must be a non-empty path, got {cache_dir!r}")
-    return cache_dir
+def check_cache_dir(cache_dir: Union[str, os.PathLike]) -> str:
+    """The folder as text; bytes, numbers and other types are refused rather than
+    turned into a folder named after their repr."""
+    text = os.fspath(cache_dir) if isinstance(cache_dir, os.PathLike) else cache_dir
+    if not isinstance(text, str) or not text or "\0" in text:
+        raise ValueError(f"OpenVINO cache_dir must be a non-empty str or os.PathLike path, got {cache_dir!r}")
+    return text
 
 
 def _is_count(value: object, minimum: int) -> bool:
@@ -182,7 +186,7 @@ def openvino_compile_specs(
     device: str = "CPU",
     inference_precision: Optional[str] = None,
     performance_hint: Optional[str] = None,
-    cache_dir: Optional[str] = None,
+    cache_dir: Optional[Union[str, os.PathLike]] = None,
     num_streams: Optional[object] = None,
     inference_num_threads: Optional[int] = None,
     dynamic_quantization_group_size: Optional[int] = None,
@@ -208,7 +212,7 @@ def openvino_compile_specs(
     if performance_hint is not None:
         specs.append(CompileSpec(PERFORMANCE_HINT, check_performance_hint(performance_hint).encode()))
     if cache_dir is not None:
-        specs.append(CompileSpec(CACHE_DIR, check_cache_dir(str(cache_dir)).encode()))
+        specs.append(CompileSpec(CACHE_DIR, check_cache_dir(cache_dir).encode()))
     if num_streams is not None:
         specs.append(CompileSpec(NUM_STREAMS, check_num_streams(num_streams).encode()))
     if inference_num_threads is not None:

@@ -12,7 +12,7 @@ import ctypes
 import functools
 import logging
 import os
-from typing import Optional
+from typing import Optional, Union
 
 from .compile_specs import CACHE_DIR, INFERENCE_PRECISION, check_cache_dir, check_precision
 
@@ -89,7 +89,9 @@ def _installed_openvino() -> str:
         return "none"
 
 
-def set_load_options(*, inference_precision: Optional[str] = None, cache_dir: Optional[str] = None) -> None:
+def set_load_options(
+    *, inference_precision: Optional[str] = None, cache_dir: Optional[Union[str, os.PathLike]] = None
+) -> None:
     """Sets options for every OpenVINO delegate loaded from now on in this process.
 
     They win over what the program was lowered with. An empty string clears an
@@ -110,7 +112,7 @@ def set_load_options(*, inference_precision: Optional[str] = None, cache_dir: Op
     if inference_precision:
         check_precision(inference_precision)
     if cache_dir:
-        check_cache_dir(cache_dir)
+        cache_dir = check_cache_dir(cache_dir)
     for key, value in ((INFERENCE_PRECISION, inference_precision), (CACHE_DIR, cache_dir)):
         if value is None:
             continue

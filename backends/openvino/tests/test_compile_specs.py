@@ -47,7 +47,7 @@ BAD_SPECS = [
     (CompileSpec("inference_precision", b"f7"), r"'f7'.*accepted: f32, f16, bf16"),
     (CompileSpec("inference_precision", b""), r"''.*accepted: f32, f16, bf16"),
     (CompileSpec("performance_hint", b"FAST"), r"'FAST'.*accepted: LATENCY, THROUGHPUT"),
-    (CompileSpec("cache_dir", b""), r"cache_dir must be a non-empty path"),
+    (CompileSpec("cache_dir", b""), r"cache_dir must be a non-empty str or os.PathLike path"),
     (CompileSpec("num_streams", b"0"), r"num_streams '0'.*positive integer or AUTO"),
     (CompileSpec("num_streams", b"two"), r"num_streams 'two'"),
     (CompileSpec("inference_num_threads", b"-1"), r"inference_num_threads '-1'.*integer >= 0"),
@@ -85,8 +85,16 @@ def test_compile_spec_value_of_wrong_type_is_refused():
         ({"inference_num_threads": 10**10}, "inference_num_threads 10000000000"),
         ({"inference_num_threads": "\u0661"}, "inference_num_threads '\u0661'"),
         ({"num_streams": 10**10}, "num_streams 10000000000"),
+        # Not made into folders named after their repr: "b'/tmp/x'" and "0".
+        ({"cache_dir": b"/tmp/x"}, "cache_dir must be a non-empty str or os.PathLike path, got b'/tmp/x'"),
+        ({"cache_dir": 0}, "cache_dir must be a non-empty str or os.PathLike path, got 0"),
     ],
 )
 def test_typed_helper_refuses_bad_values(options, message):
     with pytest.raises(ValueError, match=message):
         openvino_compile_specs(**options)
+
+
+def test_cache_dir_may_be_a_path_object(tmp_path):
+    [spec] = [spec for spec in openvino_compile_specs(cache_dir=tmp_path / "cache") if spec.key == "cache_dir"]
+    assert spec.value == str(tmp_path / "cache").encode()
