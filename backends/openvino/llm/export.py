@@ -94,7 +94,7 @@ def export_llm(
         tokens = tokens[:, :1]
     with torch.no_grad():
         example = (tokens, {"input_pos": positions})
-        exported = torch.export.export(model.eval(), example, dynamic_shapes=dynamic_shapes)
+        exported = _export_in_eval_mode(model, example, dynamic_shapes)
         if weight_compression:
             exported = torch.export.export(
                 _compressed(exported, weight_compression), example, dynamic_shapes=dynamic_shapes
@@ -105,6 +105,19 @@ def export_llm(
             constant_methods=runner_metadata(args, bos_id, eos_ids),
         )
     return edge.to_executorch()
+
+
+def _export_in_eval_mode(
+    model: torch.nn.Module, example: tuple, dynamic_shapes: Optional[tuple]
+) -> torch.export.ExportedProgram:
+    """Exports `model` in eval mode, then gives each submodule back the mode it had:
+    the module is the caller's."""
+    modes = {module: module.training for module in model.modules()}
+    try:
+        return torch.export.export(model.eval(), example, dynamic_shapes=dynamic_shapes)
+    finally:
+        for module, training in modes.items():
+            module.training = training
 
 
 def _compressed(exported: torch.export.ExportedProgram, settings: Mapping[str, Any]) -> torch.nn.Module:

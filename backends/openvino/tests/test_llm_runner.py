@@ -127,3 +127,15 @@ def test_program_carries_what_the_runner_reads(tokenizer_path):
         "get_bos_id": BOS,
     }
     assert list(loaded.load_method("get_eos_ids").execute([])) == [EOS, 7]
+
+
+def test_export_llm_leaves_the_models_training_mode_as_it_was():
+    """It exports in eval mode, but the module is the caller's: one still training
+    must not come back switched to eval."""
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+
+    args = small_llama_args(400, enable_dynamic_shape=False)
+    args.n_layers = 1
+    model = construct_transformer(args).train()
+    export_llm(model, args)
+    assert model.training and all(module.training for module in model.modules())
