@@ -56,6 +56,8 @@ def exact_integer_sum(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModul
         if value.dtype.is_floating_point or value.dtype.is_complex:
             continue
         dims = _summed_dims(node, value.dim())
+        if any(isinstance(value.shape[dim], int) and value.shape[dim] == 0 for dim in dims):
+            continue  # a sum of nothing: zeros, exact as it is; a cumsum has no last element
         static = all(isinstance(size, int) for size in value.shape)
         if len(dims) > 1 and not static:
             continue  # flattening dims of dynamic size is left alone

@@ -75,6 +75,12 @@ def test_sum_over_int32_is_int64(tmp_path):
     check_against_eager(Fn(lambda x: x.sum(dim=1)), inputs, tmp_path, expect_delegated=["aten.sum.dim_IntList"])
 
 
+def test_sum_over_an_empty_int32_dim_is_zeros(tmp_path):
+    # The cumsum the exact sum is made of has no last element to take there.
+    inputs = [(torch.ones(3, 0, dtype=torch.int32),), (torch.ones(3, 0, dtype=torch.int32) * 7,)]
+    check_against_eager(Fn(lambda x: x.sum(dim=1) + 1), inputs, tmp_path)
+
+
 TOKENS, PREFIX = 816, 765  # 765 image and language tokens, a state token, 50 action tokens
 
 
