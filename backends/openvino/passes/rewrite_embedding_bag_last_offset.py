@@ -2,9 +2,12 @@
 
 OpenVINO's PyTorch frontend refuses ``include_last_offset=True`` (seen on
 2026.4.1), and ExecuTorch's portable kernels have no ``_embedding_bag``. PyTorch
-requires the last offset to equal the number of indices, so the bags are the
-same as those of the offsets without their last entry and the flag off: the last
-bag then runs to the end of the indices.
+documents the last offset as the number of indices (the CSR layout), and with it
+the bags are those of the offsets without their last entry and the flag off: the
+last bag runs to the end of the indices. PyTorch does not check that contract:
+given a smaller last offset, eager ends the last bag there while the rewritten op
+still runs it to the end (README, Known limits). The offsets are an input, so
+lowering cannot tell.
 """
 
 from __future__ import annotations
