@@ -67,26 +67,37 @@ class OpenvinoOptions:
 
     @property
     def effective_precision(self) -> Optional[str]:
-        """The precision OpenVINO is asked for: the option, else f32 on a CPU, else the device's own."""
+        """The precision OpenVINO is asked for: the option, else f32 on a CPU (also when
+        AUTO, MULTI or HETERO may pick it), else the device's own."""
         if self.inference_precision is not None:
             return self.inference_precision
-        return "f32" if self.device_type == "CPU" else None
+        return "f32" if cpu_settings_place(self.device) is not None else None
+
+    def cpu_settings(self) -> dict:
+        """What the CPU plugin needs to compute what eager PyTorch computes (see
+        cpu_settings in runtime/options.cpp, which the runtime uses)."""
+        precision = self.inference_precision or "f32"
+        # The CPU plugin picks bf16 or f16 where the CPU has them, and stores a fused
+        # KV cache in u8, which moves results away from eager.
+        settings = {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": precision}
+        if self.dynamic_quantization_group_size is None and precision == "f32":
+            # With VNNI or AMX the plugin quantizes the activations of layers with
+            # compressed weights to int8 by default: not at f32.
+            settings["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = 0
+        return settings
 
     def compile_config(self) -> dict:
         """The configuration for ``openvino.Core.compile_model``, as the runtime builds it."""
         config = {"PERFORMANCE_HINT": self.performance_hint}
-        if self.effective_precision is not None:
-            config["INFERENCE_PRECISION_HINT"] = self.effective_precision
-            if self.device_type == "CPU":
-                # The CPU plugin stores a fused KV cache in u8 by default, which
-                # moves results away from eager: keep it at the inference precision.
-                config["KV_CACHE_PRECISION"] = self.effective_precision
-                if self.effective_precision == "f32":
-                    # With VNNI or AMX the plugin quantizes the activations of layers
-                    # with compressed weights to int8 by default: not at f32.
-                    config["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = 0
+        if self.inference_precision is not None:
+            config["INFERENCE_PRECISION_HINT"] = self.inference_precision
         if self.dynamic_quantization_group_size is not None:
             config["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = self.dynamic_quantization_group_size
+        place = cpu_settings_place(self.device)
+        if place == CPU_SETTINGS_AT_TOP:
+            config.update(self.cpu_settings())
+        elif place == CPU_SETTINGS_AS_DEVICE_PROPERTIES:
+            config["DEVICE_PROPERTIES"] = {"CPU": self.cpu_settings()}
         if self.cache_dir:
             config["CACHE_DIR"] = self.cache_dir
         if self.num_streams is not None:
@@ -94,6 +105,33 @@ class OpenvinoOptions:
         if self.inference_num_threads is not None:
             config["INFERENCE_NUM_THREADS"] = self.inference_num_threads
         return config
+
+
+CPU_SETTINGS_AT_TOP = "top"
+CPU_SETTINGS_AS_DEVICE_PROPERTIES = "DEVICE_PROPERTIES"
+
+
+def cpu_settings_place(device: str) -> Optional[str]:
+    """Where the CPU plugin's settings go in the configuration for `device`, the rule
+    of cpu_settings_place in runtime/options.cpp: at the top for the CPU and for
+    BATCH:CPU (which passes them on), as DEVICE_PROPERTIES for AUTO, MULTI and HETERO
+    when they may pick the CPU (no device list, or one naming it), None otherwise.
+
+    Example::
+
+        cpu_settings_place("AUTO:GPU,CPU")  # "DEVICE_PROPERTIES"
+        cpu_settings_place("GPU.1")  # None
+    """
+    kind = device_type(device)
+    if kind == "CPU":
+        return CPU_SETTINGS_AT_TOP
+    listed = device.split(":", 1)[1] if ":" in device else ""
+    lists_cpu = any(entry.split(".", 1)[0] == "CPU" for entry in listed.split(",")) if listed else False
+    if kind == "BATCH":
+        return CPU_SETTINGS_AT_TOP if lists_cpu else None
+    if kind in ("AUTO", "MULTI", "HETERO") and (not listed or lists_cpu):
+        return CPU_SETTINGS_AS_DEVICE_PROPERTIES
+    return None
 
 
 def device_type(device: str) -> str:

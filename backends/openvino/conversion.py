@@ -144,16 +144,16 @@ def _restore_output_positions(model: ov.Model, positions: List[int]) -> ov.Model
 IDENTITY_MIN_VERSION = (2025, 4)
 
 
-def separate_returned_inputs(model: ov.Model, device_type: str) -> None:
+def separate_returned_inputs(model: ov.Model, may_run_on_cpu: bool) -> None:
     """Puts an Identity between each input the model returns unchanged and its Result.
 
     A compiled model whose Parameter feeds a Result directly hands back the input
     buffer itself, and the CPU plugin gives wrong values for it. This matters for
     whole programs lowered with ``to_backend`` (``return x.clone()``), which have no
-    CPU part to move the copy to. Only the CPU plugin was checked, so other devices
-    get the model unchanged.
+    CPU part to move the copy to. Only the CPU plugin was checked, so devices that
+    never run on it get the model unchanged.
     """
-    if device_type != "CPU":
+    if not may_run_on_cpu:
         return
     returned_inputs = [
         result for result in model.get_results() if result.input_value(0).get_node().get_type_name() == "Parameter"

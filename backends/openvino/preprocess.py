@@ -13,7 +13,7 @@ from torch.export import ExportedProgram
 import openvino as ov
 
 from .blob import write_blob
-from .compile_specs import OpenvinoOptions, available_devices, device_type, parse_compile_specs
+from .compile_specs import OpenvinoOptions, available_devices, cpu_settings_place, device_type, parse_compile_specs
 from .conversion import separate_returned_inputs, to_openvino_model
 from .ir_passes import match_pytorch_semantics
 
@@ -33,7 +33,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         # Checked first: a bad value must not wait for a long conversion.
         options = parse_compile_specs(compile_specs)
         model = to_openvino_model(edge_program)
-        separate_returned_inputs(model, options.device_type)
+        separate_returned_inputs(model, cpu_settings_place(options.device) is not None)
         match_pytorch_semantics(model)
         warn_if_float64(model)
         check_compiles(model, options)

@@ -106,7 +106,8 @@ struct CompiledBlob {
 Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& options) {
   ov::Core& core = shared_core();
   CompileSettings settings = options;
-  if (settings.device.rfind("CPU", 0) == 0 && ir_quantizes_values(blob.ir_xml) && !cpu_sums_8bit_products_exactly()) {
+  if (cpu_settings_place(settings.device) != CpuSettingsPlace::kNone && ir_quantizes_values(blob.ir_xml) &&
+      !cpu_sums_8bit_products_exactly()) {
     settings.float_kernels_for_quantized_layers = true;
     ET_LOG(Debug,  // a load that succeeds logs nothing: see the comment in init
            "OpenVINO delegate: this CPU has no VNNI or AMX, on which OpenVINO's 8-bit kernels saturate; the "

@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <variant>
@@ -34,10 +35,6 @@ int parse_count(const std::string& text, int minimum) {
   }
   const int value = std::stoi(text);
   return value >= minimum ? value : -1;
-}
-
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
 }
 
 // Compile-spec values are UTF-8 text written by compile_specs.py.
@@ -173,42 +170,81 @@ Error apply_load_options(CompileSettings& options, const LoadOptions& process_op
   return Error::Ok;
 }
 
+CpuSettingsPlace cpu_settings_place(std::string_view device) {
+  const size_t colon = device.find(':');
+  const std::string_view kind = device.substr(0, std::min(device.find('.'), colon));
+  if (kind == "CPU") {
+    return CpuSettingsPlace::kTopLevel;
+  }
+  const std::string_view listed = colon == std::string_view::npos ? "" : device.substr(colon + 1);
+  bool lists_cpu = false;
+  for (size_t begin = 0; begin <= listed.size() && !listed.empty();) {
+    const size_t end = std::min(listed.find(',', begin), listed.size());
+    const std::string_view entry = listed.substr(begin, end - begin);
+    lists_cpu = lists_cpu || entry.substr(0, entry.find('.')) == "CPU";
+    begin = end + 1;
+  }
+  if (kind == "BATCH") {
+    return lists_cpu ? CpuSettingsPlace::kTopLevel : CpuSettingsPlace::kNone;
+  }
+  const bool picks = kind == "AUTO" || kind == "MULTI" || kind == "HETERO";
+  return picks && (listed.empty() || lists_cpu) ? CpuSettingsPlace::kDeviceProperties : CpuSettingsPlace::kNone;
+}
+
 namespace {
 
-// The precision the delegate asks OpenVINO for: the option, or f32 on a CPU.
-std::string effective_precision(const CompileSettings& options) {
-  if (!options.inference_precision.empty()) {
-    return options.inference_precision;
+ov::element::Type element_type_of(const std::string& precision) {
+  return precision == "f32"    ? ov::element::f32
+         : precision == "f16"  ? ov::element::f16
+         : precision == "bf16" ? ov::element::bf16
+                               : ov::element::dynamic;
+}
+
+// What the CPU plugin needs to compute what eager PyTorch computes: f32 unless
+// asked otherwise (it would pick bf16 or f16 where the CPU has them); its fused KV
+// cache at the inference precision (u8 by default, which moves results away from
+// eager, kv_cache_growth.py); at f32, no int8 activations for layers with
+// compressed weights (with VNNI or AMX it quantizes them by default, 2e-3 away
+// from eager); and float kernels for quantized layers where its 8-bit kernels
+// saturate (quantized_layers.h).
+ov::AnyMap cpu_settings(const CompileSettings& options) {
+  const ov::element::Type precision =
+      options.inference_precision.empty() ? ov::element::f32 : element_type_of(options.inference_precision);
+  ov::AnyMap cpu;
+  cpu[ov::hint::inference_precision.name()] = precision;
+  cpu[ov::hint::kv_cache_precision.name()] = precision;
+  if (options.dynamic_quantization_group_size < 0 && precision == ov::element::f32) {
+    cpu[ov::hint::dynamic_quantization_group_size.name()] = uint64_t{0};
   }
-  // OpenVINO's CPU plugin picks bf16 (or f16 on ARM) where the CPU has it;
-  // results must match eager PyTorch unless the user asks otherwise.
-  return starts_with(options.device, "CPU") ? "f32" : "";
+  if (options.float_kernels_for_quantized_layers) {
+    // The CPU plugin's switch for its low-precision transformations: an internal
+    // property, not in its public headers (accepted by 2026.4.1).
+    cpu["LP_TRANSFORMS_MODE"] = false;
+  }
+  return cpu;
 }
 
 }  // namespace
 
 ov::AnyMap compile_config(const CompileSettings& options) {
   ov::AnyMap config;
-  const std::string precision = effective_precision(options);
-  const ov::element::Type precision_type = precision == "f32"    ? ov::element::f32
-                                           : precision == "f16"  ? ov::element::f16
-                                           : precision == "bf16" ? ov::element::bf16
-                                                                 : ov::element::dynamic;
-  if (precision_type != ov::element::dynamic) {
-    config[ov::hint::inference_precision.name()] = precision_type;
-    // The CPU plugin stores a fused KV cache in u8 by default, which moves results
-    // away from eager (kv_cache_growth.py): keep it at the inference precision.
-    if (starts_with(options.device, "CPU")) {
-      config[ov::hint::kv_cache_precision.name()] = precision_type;
-    }
+  if (!options.inference_precision.empty()) {
+    config[ov::hint::inference_precision.name()] = element_type_of(options.inference_precision);
   }
-  // On CPUs with 8-bit dot products (VNNI, AMX) the CPU plugin quantizes the
-  // activations of layers with compressed weights to int8 by default, 2e-3 away
-  // from the compressed model in eager PyTorch: at f32, compute them in f32.
   if (options.dynamic_quantization_group_size >= 0) {
     config[ov::hint::dynamic_quantization_group_size.name()] = uint64_t(options.dynamic_quantization_group_size);
-  } else if (precision_type == ov::element::f32 && starts_with(options.device, "CPU")) {
-    config[ov::hint::dynamic_quantization_group_size.name()] = uint64_t{0};
+  }
+  switch (cpu_settings_place(options.device)) {
+    case CpuSettingsPlace::kTopLevel:
+      for (auto& [key, value] : cpu_settings(options)) {
+        config[key] = std::move(value);
+      }
+      break;
+    case CpuSettingsPlace::kDeviceProperties:
+      config[ov::device::properties.name()] = ov::AnyMap{{"CPU", cpu_settings(options)}};
+      break;
+    case CpuSettingsPlace::kNone:
+      break;
   }
   if (options.performance_hint == "THROUGHPUT") {
     config[ov::hint::performance_mode.name()] = ov::hint::PerformanceMode::THROUGHPUT;
@@ -227,11 +263,6 @@ ov::AnyMap compile_config(const CompileSettings& options) {
   }
   if (options.inference_num_threads >= 0) {
     config[ov::inference_num_threads.name()] = options.inference_num_threads;
-  }
-  if (options.float_kernels_for_quantized_layers) {
-    // The CPU plugin's switch for its low-precision transformations: an internal
-    // property, not in its public headers (accepted by 2026.4.1).
-    config["LP_TRANSFORMS_MODE"] = false;
   }
   return config;
 }

@@ -15,8 +15,8 @@ namespace executorch_openvino {
 /// specs stored in the program, then from the load options, which win.
 struct CompileSettings {
   std::string device = "CPU";
-  // Empty: f32 on a CPU (OpenVINO itself would pick bf16 where the CPU has bf16
-  // units), the device's own default elsewhere.
+  // Empty: f32 on a CPU, also when AUTO, MULTI or HETERO picks it (OpenVINO itself
+  // would pick bf16 where the CPU has bf16 units), the device's own default elsewhere.
   std::string inference_precision;
   std::string performance_hint = "LATENCY";
   std::string cache_dir;           // empty: no model cache
@@ -60,6 +60,13 @@ executorch::runtime::Error apply_load_options(
 
 /// Reads a key of ExecuTorch's set_option into `overrides`.
 executorch::runtime::Error set_load_option(LoadOptions& overrides, const executorch::runtime::BackendOption& option);
+
+/// Where the CPU plugin's settings (compile_config) go for a device: at the top
+/// of the configuration for the CPU itself and for BATCH:CPU, which passes them on;
+/// under DEVICE_PROPERTIES for AUTO, MULTI and HETERO when they may pick the CPU
+/// (no device list, or one naming CPU); nowhere for devices that never run on it.
+enum class CpuSettingsPlace { kNone, kTopLevel, kDeviceProperties };
+CpuSettingsPlace cpu_settings_place(std::string_view device);
 
 /// The configuration passed to ov::Core::compile_model.
 ov::AnyMap compile_config(const CompileSettings& options);

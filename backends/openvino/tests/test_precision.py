@@ -51,6 +51,19 @@ def test_addmm_computes_in_float32_by_default_on_cpu(tmp_path):
         assert _relative_error(run(method, inputs)[0], eager(model, inputs)[0]) < 1e-4
 
 
+@pytest.mark.parametrize("device", ["AUTO", "AUTO:CPU", "MULTI:CPU", "HETERO:CPU", "BATCH:CPU"])
+def test_a_device_that_picks_the_cpu_computes_in_float32_by_default(device, tmp_path):
+    """AUTO and the other devices built on others reach the CPU plugin, whose own
+    default is bf16 where the CPU has bf16 units: the CPU's settings go to it too."""
+    if _cpu_default_precision() == "f32":
+        pytest.skip("OpenVINO computes in float32 on this CPU anyway: the default cannot be told apart")
+    model = Addmm().eval()
+    lowered = lower(model, _addmm_inputs()[0], tmp_path, compile_specs=openvino_compile_specs(device=device))
+    method = lowered.load_method()
+    for inputs in _addmm_inputs():
+        assert _relative_error(run(method, inputs)[0], eager(model, inputs)[0]) < 1e-4
+
+
 def test_bf16_opt_in_runs_at_bf16_within_2e_2(tmp_path):
     if not cpu_runs_bf16():
         pytest.skip(NO_BF16_REASON)
