@@ -130,7 +130,8 @@ bool CacheSequence::starts_again(executorch::runtime::Span<EValue*> inputs) cons
   }
   const auto& tensor = inputs[positions_input_]->toTensor();
   const bool integer = tensor.scalar_type() == ScalarType::Long || tensor.scalar_type() == ScalarType::Int;
-  return integer && tensor.numel() > 0 && position_at(tensor, 0) == 0;
+  // Read before the input bindings check the call: an input without memory is theirs to refuse.
+  return integer && tensor.numel() > 0 && tensor.const_data_ptr() != nullptr && position_at(tensor, 0) == 0;
 }
 
 Error CacheSequence::before_call(executorch::runtime::Span<EValue*> inputs) {
@@ -151,21 +152,22 @@ Error CacheSequence::before_call(executorch::runtime::Span<EValue*> inputs) {
     }
     count = static_cast<size_t>(counted.toTensor().size(count_source_->dim));
   }
-  if (count == 0 || listed == 0) {
+  if (count == 0 || listed == 0 || tensor.const_data_ptr() == nullptr) {
     return Error::InvalidArgument;
   }
+  // Bounds before consecutiveness: within them, start + count cannot overflow.
   const int64_t start = position_at(tensor, 0);
+  if (start < 0 || count > static_cast<size_t>(capacity_) || start > capacity_ - static_cast<int64_t>(count)) {
+    ET_LOG(Error, "OpenVINO delegate: %zu positions from %lld do not fit in the KV cache's %lld positions", count,
+           static_cast<long long>(start), static_cast<long long>(capacity_));
+    return Error::InvalidArgument;
+  }
   for (size_t i = 1; i < listed; ++i) {
     if (position_at(tensor, i) != start + static_cast<int64_t>(i)) {
       ET_LOG(Error, "OpenVINO delegate: the KV cache takes consecutive positions; got %lld after %lld",
              static_cast<long long>(position_at(tensor, i)), static_cast<long long>(position_at(tensor, i - 1)));
       return Error::InvalidArgument;
     }
-  }
-  if (start < 0 || start + static_cast<int64_t>(count) > capacity_) {
-    ET_LOG(Error, "OpenVINO delegate: positions %lld-%lld are outside the KV cache's %lld positions",
-           static_cast<long long>(start), static_cast<long long>(start + count - 1), static_cast<long long>(capacity_));
-    return Error::InvalidArgument;
   }
   if (start == 0) {
     if (filled_ != 0) {
