@@ -156,7 +156,41 @@ def check_device(device: str) -> str:
             f"Unknown OpenVINO device {device!r}; accepted: {', '.join(KNOWN_DEVICES)} "
             f"(with an index such as GPU.1), available here: {', '.join(available_devices())}"
         )
+    problem = _device_name_problem(device)
+    if problem:
+        raise ValueError(
+            f"OpenVINO device {device!r} {problem}; accepted: CPU, GPU or NPU (GPU.1 with an index), AUTO, "
+            "MULTI, or AUTO:, MULTI:, HETERO: or BATCH: followed by such devices separated by commas (AUTO:-CPU "
+            f"to leave one out), available here: {', '.join(available_devices())}"
+        )
     return device
+
+
+_SINGLE_DEVICES = ("CPU", "GPU", "NPU")
+_DEVICES_OF_DEVICES = ("AUTO", "MULTI", "HETERO", "BATCH")
+
+
+def _device_name_problem(device: str) -> Optional[str]:
+    """What is wrong with the way `device` is written (a known plugin name assumed),
+    or None: OpenVINO itself only says so when a compile fails."""
+    kind, _, listed = device.partition(":")
+    if kind in _SINGLE_DEVICES or "." in kind:
+        return None if _is_single_device(device) else "is not a single device with an index after a dot"
+    if ":" not in device:
+        return None if kind in ("AUTO", "MULTI") else f"needs a list of devices after {kind}:"
+    entries = listed.split(",")
+    if kind == "AUTO":
+        entries = [entry[1:] if entry.startswith("-") else entry for entry in entries]
+    bad = [entry for entry in entries if not _is_single_device(entry)]
+    return f"lists {bad[0]!r}, which is not a device" if bad else None
+
+
+def _is_single_device(name: str) -> bool:
+    """CPU, GPU or NPU, the last two with an optional index (GPU.1)."""
+    kind, dot, index = name.partition(".")
+    if not dot:
+        return kind in _SINGLE_DEVICES
+    return kind in ("GPU", "NPU") and index.isascii() and index.isdigit()
 
 
 def check_precision(precision: str) -> str:

@@ -43,6 +43,11 @@ BAD_SPECS = [
     (CompileSpec("devcie", b"CPU"), r"'devcie'.*accepted: device, inference_precision"),
     (CompileSpec("device", b"TPU"), r"'TPU'.*accepted: CPU, GPU, NPU"),
     (CompileSpec("device", b""), r"device.*non-empty"),
+    # Written the way no device is named: OpenVINO's own errors came from deep in a compile.
+    (CompileSpec("device", b"CPU.7"), r"'CPU.7' is not a single device with an index"),
+    (CompileSpec("device", b"HETERO:"), r"'HETERO:' lists '', which is not a device"),
+    (CompileSpec("device", b"AUTO:XYZ"), r"'AUTO:XYZ' lists 'XYZ', which is not a device"),
+    (CompileSpec("device", b"BATCH"), r"'BATCH' needs a list of devices after BATCH:"),
     (CompileSpec("device", b"\xff\xfe"), r"'device' is not UTF-8"),
     (CompileSpec("inference_precision", b"f7"), r"'f7'.*accepted: f32, f16, bf16"),
     (CompileSpec("inference_precision", b""), r"''.*accepted: f32, f16, bf16"),
