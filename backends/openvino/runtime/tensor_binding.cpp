@@ -139,7 +139,9 @@ bool PortSpec::is_int64_scalar() const {
 }
 
 bool BoundTensor::matches(const Tensor& tensor) const {
-  return data_ != nullptr && data_ == tensor.const_data_ptr() && dtype_ == tensor.scalar_type() && has_sizes_of(tensor);
+  // Nothing bound yet has an Undefined dtype, which no tensor has; a zero-byte
+  // tensor has no address, and matches the zero-byte tensor bound before it.
+  return dtype_ == tensor.scalar_type() && data_ == tensor.const_data_ptr() && has_sizes_of(tensor);
 }
 
 bool BoundTensor::has_sizes_of(const Tensor& tensor) const {
