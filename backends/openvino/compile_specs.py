@@ -167,7 +167,6 @@ def check_device(device: str) -> str:
 
 
 _SINGLE_DEVICES = ("CPU", "GPU", "NPU")
-_DEVICES_OF_DEVICES = ("AUTO", "MULTI", "HETERO", "BATCH")
 
 
 def _device_name_problem(device: str) -> Optional[str]:
