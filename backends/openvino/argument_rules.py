@@ -11,6 +11,7 @@ frontend refuses with an error need no rule: the partitioner's trial conversion
 from __future__ import annotations
 
 import functools
+import operator
 from typing import Callable, Dict, Optional
 
 import torch
@@ -47,13 +48,11 @@ def _index_refusal(node: torch.fx.Node) -> Optional[str]:
 
 
 def _embedding_bag_refusal(node: torch.fx.Node) -> Optional[str]:
-    # _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
-    #                per_sample_weights, include_last_offset, padding_idx=-1)
-    padding_idx = node.kwargs.get("padding_idx", node.args[8] if len(node.args) > 8 else -1)
-    if padding_idx is not None and padding_idx >= 0:
-        # OpenVINO 2026.4.1: translate_embedding_bag ignores padding_idx (it takes it for
-        # a gradient-only option); PyTorch leaves those entries out of the bag and the mean.
-        return "its padding_idx is set, and OpenVINO sums and averages the padding entries in"
+    # Our translation (translators/embedding_bag.py) computes the bags alone; the other
+    # three results (offset2bag, bag sizes, max indices) serve the gradient.
+    read = sorted({user.args[1] for user in node.users if user.target is operator.getitem and user.args[1] != 0})
+    if read or any(user.target is not operator.getitem for user in node.users):
+        return f"its results {read} besides the bags are read, and the delegate computes the bags only"
     return None
 
 

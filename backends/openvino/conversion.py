@@ -27,6 +27,7 @@ from .index_bounds import mark_index_inputs
 from .kv_cache_growth import grow_kv_caches
 from .op_support import DIM_ORDER_OPS, op_name
 from .passes import run_passes
+from .translators import conversion_extensions
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +74,8 @@ def convert_with_frontend(
     Raises OpenVINO's ``OpConversionFailure`` naming every node it could not convert.
     """
     frontend = FrontEndManager().load_by_framework("pytorch")
+    for extension in conversion_extensions():
+        frontend.add_extension(extension)
     # The decoder must outlive the conversion: the frontend calls back into it.
     decoder = TorchFXPythonDecoder(graph_module, input_types=input_types, input_shapes=input_shapes)
     return frontend.convert(frontend.load(decoder))

@@ -12,6 +12,7 @@ that threw on them), and partitions again without them.
 from __future__ import annotations
 
 import re
+from operator import getitem
 from typing import AbstractSet, Dict, Iterable, List, Set, Tuple
 
 import torch
@@ -105,6 +106,11 @@ def _partition_module(
     program is not changed.
     """
     members = set(nodes)
+    # The partitioner proposes a multi-result node without its getitems, which
+    # ExecuTorch then puts in the node's partition: so does the trial.
+    getitems = [user for node in nodes for user in node.users if user.op == "call_function" and user.target is getitem]
+    nodes = nodes + [user for user in getitems if user not in members]
+    members.update(getitems)
     left_out = {
         argument
         for stand_in in stand_ins

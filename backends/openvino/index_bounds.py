@@ -7,7 +7,7 @@ eager PyTorch and ExecuTorch's own kernels raise an error. A token id outside th
 vocabulary would give an LLM all-zero logits, silently; a KV-cache position past the
 cache wrapped into it and spoiled every later call.
 
-An input that embedding, index_select, index_copy, index_add, gather or scatter reads
+An input that embedding, embedding_bag, index_select, index_copy, index_add, gather or scatter reads
 as its indices gets the tensor name ``executorch_openvino.index_rows=<n>``, with n the
 size of the dimension it indexes; one that ``x[i]``, index_put or index_fill reads,
 which count negative indices from the end as PyTorch does,
@@ -37,6 +37,7 @@ SIGNED_INDEX_ROWS_NAME = "executorch_openvino.signed_index_rows="
 # With the dim None, the index is a list of index tensors, the k-th indexing dim k.
 _READS_INDICES = {
     "aten.embedding": (0, None, 1),
+    "aten._embedding_bag": (0, None, 1),
     "aten.index_select": (0, 1, 2),
     "aten.index_copy": (0, 1, 2),
     "aten.index_add": (0, 1, 2),
@@ -83,7 +84,7 @@ def _bounds_read(user: torch.fx.Node, placeholder: torch.fx.Node) -> List[Tuple[
     if len(user.args) <= index_at or not isinstance(user.args[data_at], torch.fx.Node):
         return []
     shape = user.args[data_at].meta["val"].shape if "val" in user.args[data_at].meta else None
-    if name == "aten.embedding":
+    if name in ("aten.embedding", "aten._embedding_bag"):
         dims = [0] if user.args[index_at] is placeholder else []
     elif dim_at is None:
         indices = user.args[index_at] if isinstance(user.args[index_at], (list, tuple)) else []

@@ -21,8 +21,8 @@ from .explicit_var_correction import explicit_var_correction
 from .fold_miscomputed_constants import fold_miscomputed_constants
 from .full_rank_index_put_values import full_rank_index_put_values
 from .rewrite_avg_pool_divisor_override import rewrite_avg_pool_divisor_override
-from .rewrite_embedding_bag_last_offset import rewrite_embedding_bag_last_offset
 from .rewrite_interleaved_rope import rewrite_interleaved_rope
+from .single_output_embedding_bag import single_output_embedding_bag
 from .wrap_negative_indices import wrap_negative_indices
 from .zero_dim_view_as_squeeze import zero_dim_view_as_squeeze
 
@@ -35,7 +35,7 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     fold_miscomputed_constants,
     cast_reduction_input,
     rewrite_avg_pool_divisor_override,
-    rewrite_embedding_bag_last_offset,
+    single_output_embedding_bag,
     explicit_var_correction,
     # After it: the correction is written out on the 16-bit node, then widened.
     accumulate_16_bit_floats_in_float32,

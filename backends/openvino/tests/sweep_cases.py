@@ -218,12 +218,12 @@ add("embedding_padding_idx0", lambda: nn.Embedding(VOCAB, EMB_DIM, padding_idx=0
 add("embedding_padding_idx_neg", lambda: nn.Embedding(VOCAB, EMB_DIM, padding_idx=-1), index_input((2, 5)), "i64 idx")
 
 
-def bag_1d_input(per_sample: bool = False, empty_bag: bool = False, last_offset: bool = False):
+def bag_1d_input(per_sample: bool = False, empty_bag: bool = False, last_offset: int = 0):
     def make(g):
         indices = torch.randint(0, VOCAB, (8,), generator=g)
         offsets = torch.tensor([0, 3, 3, 6] if empty_bag else [0, 2, 5, 6])
         if last_offset:
-            offsets = torch.cat([offsets, torch.tensor([8])])
+            offsets = torch.cat([offsets, torch.tensor([last_offset])])
         inputs = (indices, offsets)
         if per_sample:
             inputs += (torch.rand(8, generator=g),)
@@ -255,7 +255,15 @@ for mode in ("sum", "mean", "max"):
     add(
         f"embedding_bag_{mode}_last_offset",
         lambda mode=mode: Bag(mode=mode, include_last_offset=True),
-        bag_1d_input(last_offset=True),
+        bag_1d_input(last_offset=8),
+        "i64 idx+offsets",
+    )
+    # Eager ends the last bag at a last offset below the number of indices in modes
+    # sum and mean, and runs it to the end in mode max.
+    add(
+        f"embedding_bag_{mode}_last_offset_below_end",
+        lambda mode=mode: Bag(mode=mode, include_last_offset=True),
+        bag_1d_input(last_offset=7),
         "i64 idx+offsets",
     )
     add(
@@ -293,6 +301,12 @@ add(
     "embedding_bag_sum_per_sample_weights",
     lambda: Bag(mode="sum"),
     bag_1d_input(per_sample=True),
+    "i64 idx+offsets, f32 weights",
+)
+add(
+    "embedding_bag_sum_per_sample_weights_last_offset_below_end",
+    lambda: Bag(mode="sum", include_last_offset=True),
+    bag_1d_input(per_sample=True, last_offset=7),
     "i64 idx+offsets, f32 weights",
 )
 
@@ -824,22 +838,6 @@ RUNS_NOWHERE: Dict[str, RunsNowhere] = {
         "aten::avg_pool3d",
         "OpenVINO's frontend refuses divisor_override, and the rewrite into a plain average leaves a "
         "ceil-mode window past the padding alone, " + _no_kernel("avg_pool3d"),
-    ),
-    **_nowhere(
-        [f"embedding_bag_max_{tag}" for tag in ("2d", "offsets", "offsets_empty_bag", "last_offset", "padding_idx")],
-        "aten::_embedding_bag",
-        "OpenVINO translates embedding_bag for modes sum and mean only, " + _no_kernel("_embedding_bag"),
-    ),
-    **_nowhere(
-        [
-            "embedding_bag_sum_padding_idx",
-            "embedding_bag_mean_padding_idx",
-            "embedding_bag_sum_padding_idx_nonzero_row",
-            "embedding_bag_mean_padding_idx_nonzero_row",
-        ],
-        "aten::_embedding_bag",
-        "OpenVINO's translation ignores padding_idx (it sums and averages the padding entries in), so "
-        "the partitioner keeps it on the CPU, " + _no_kernel("_embedding_bag"),
     ),
     **_nowhere(
         ["interp2d_bicubic_ac0_antialias_down", "interp2d_bicubic_ac1_antialias_down", "interp2d_bicubic_antialias_up"],
