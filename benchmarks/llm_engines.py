@@ -120,7 +120,7 @@ class OpenvinoAloneEngine:
         from executorch.exir import EdgeCompileConfig, to_edge
         from executorch_openvino.compile_specs import parse_compile_specs
         from executorch_openvino.conversion import to_openvino_model
-        from executorch_openvino.kept_whole import SDPA
+        from executorch_openvino.partition.kept_whole import SDPA
 
         tokens = torch.tensor([[1, 2]] if dynamic else [[1]])
         shapes = (

@@ -1,7 +1,7 @@
 """Lowering time with and without the partitioner's trial conversion, in one process.
 
 The partitioner converts each partition it proposes once with OpenVINO's frontend
-(conversion_check.py), so that a node the frontend refuses stays on the CPU
+(partition/trial_conversion.py), so that a node the frontend refuses stays on the CPU
 instead of failing the export. This measures what that costs a program that
 converts at the first try: export + to_edge_transform_and_lower + to_executorch
 + serialization, in alternating rounds with the check on and switched off.

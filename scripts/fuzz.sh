@@ -8,7 +8,7 @@
 # Needs clang with libFuzzer (Debian: apt-get install clang libclang-rt-14-dev, or
 # another version; set CXX=clang++-NN). Builds etov_blob_fuzzer into build/fuzz
 # (ETOV_BUILD_TESTS=ON ETOV_BUILD_FUZZER=ON), seeds it with real blobs written by
-# blob.py and crafted damaged ones (tests/blob_seeds.py --crafted) and the committed
+# serialization/blob.py and crafted damaged ones (tests/blob_seeds.py --crafted) and the committed
 # corpus (backends/openvino/tests/fuzz_corpus), and fuzzes under AddressSanitizer and
 # LeakSanitizer. New inputs go to build/fuzz/corpus; after the run seeds and new
 # inputs are merged into build/fuzz/corpus-min, the smallest set with the same coverage.

@@ -83,7 +83,7 @@ def export(out_dir: str) -> int:
     from executorch.exir import to_edge_transform_and_lower
     from executorch.exir.lowered_backend_module import LoweredBackendModule
     from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
-    from executorch_openvino.blob import read_blob
+    from executorch_openvino.serialization.blob import read_blob
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

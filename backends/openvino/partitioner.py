@@ -12,20 +12,21 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export.exported_program import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from .attention_layout import copy_before_views_after_attention
-from .buffer_state import constant_input_names, tag_owned_buffers
 from .compile_specs import parse_compile_specs, with_defaults
-from .compressed_weights import warn_about_unpacks_on_cpu
-from .conversion_check import unconvertible_nodes
-from .copy_rules import CopyPlacement
-from .kept_whole import SDPA, ops_kept_whole
-from .node_names import matches_op_type, op_name
-from .op_support import OpenvinoOperatorSupport, assert_nodes
+from .edge_graph.nodes import matches_op_type, op_name
+from .edge_graph.program_inputs import constant_input_names
+from .partition.attention_layout import copy_before_views_after_attention
+from .partition.buffer_ownership import tag_owned_buffers
+from .partition.copy_placement import CopyPlacement
+from .partition.kept_whole import SDPA, ops_kept_whole
+from .partition.op_support import OpenvinoOperatorSupport, assert_nodes
+from .partition.shared_buffers import BuffersAcrossMethods
+from .partition.symbolic_remainder import remainders_through_floor_division
+from .partition.symint_boundary import symbolic_values_crossing
+from .partition.trial_conversion import unconvertible_nodes
 from .preprocess import BACKEND_ID
-from .shared_buffers import BuffersAcrossMethods
-from .symbolic_remainder import remainders_through_floor_division
-from .symint_boundary import symbolic_values_crossing
-from .torchao_ops import decompose_torchao_ops
+from .quantization.compressed_weights import warn_about_unpacks_on_cpu
+from .quantization.torchao_ops import decompose_torchao_ops
 
 logger = logging.getLogger(__name__)
 
@@ -65,14 +66,14 @@ class OpenvinoPartitioner(Partitioner):
     def ops_to_not_decompose(
         self, ep: ExportedProgram
     ) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
-        """Attention and NNCF's 4-bit weight unpacking stay whole for OpenVINO (see kept_whole.py)."""
+        """Attention and NNCF's 4-bit weight unpacking stay whole for OpenVINO (see partition/kept_whole.py)."""
         return ops_kept_whole(ep, self.op_types_to_skip, self.op_names_to_skip)
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
-        """Records the method's buffers (shared_buffers.py), decomposes torchao's quantization
-        ops (torchao_ops.py), computes remainders of symbolic ints as Python does
-        (symbolic_remainder.py) and makes views of attention results hold under the kept
-        op's layout (attention_layout.py)."""
+        """Records the method's buffers (partition/shared_buffers.py), decomposes torchao's quantization
+        ops (quantization/torchao_ops.py), computes remainders of symbolic ints as Python does
+        (partition/symbolic_remainder.py) and makes views of attention results hold under the kept
+        op's layout (partition/attention_layout.py)."""
         self._methods.record(exported_program)
         exported_program = decompose_torchao_ops(exported_program)
         exported_program = remainders_through_floor_division(exported_program)

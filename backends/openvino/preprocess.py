@@ -12,10 +12,9 @@ from torch.export import ExportedProgram
 
 import openvino as ov
 
-from .blob import write_blob
 from .compile_specs import OpenvinoOptions, available_devices, cpu_settings_place, device_type, parse_compile_specs
-from .conversion import separate_returned_inputs, to_openvino_model
-from .ir_passes import match_pytorch_semantics
+from .conversion import to_openvino_model
+from .serialization.blob import write_blob
 
 logger = logging.getLogger(__name__)
 
@@ -32,9 +31,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
     def preprocess(edge_program: ExportedProgram, compile_specs: List[CompileSpec]) -> PreprocessResult:
         # Checked first: a bad value must not wait for a long conversion.
         options = parse_compile_specs(compile_specs)
-        model = to_openvino_model(edge_program)
-        separate_returned_inputs(model, cpu_settings_place(options.device) is not None)
-        match_pytorch_semantics(model)
+        model = to_openvino_model(edge_program, may_run_on_cpu=cpu_settings_place(options.device) is not None)
         warn_if_float64(model)
         check_compiles(model, options)
         return PreprocessResult(processed_bytes=write_blob(model))

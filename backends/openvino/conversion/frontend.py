@@ -1,10 +1,15 @@
-"""Edge partition -> openvino.Model, through OpenVINO's PyTorch frontend."""
+"""An edge partition through OpenVINO's PyTorch frontend: the graph it is given and the call.
+
+The graph is a copy of the partition with its weights as attributes, ExecuTorch's
+dim-order ops turned back into aten ops, asserts dropped and our graph passes run
+(passes/); the frontend converts it with our own translations of some ops added
+(translators/). The partitioner's trial conversion (partition/trial_conversion.py)
+calls the same functions, so that what it accepts is what preprocess converts.
+"""
 
 from __future__ import annotations
 
 import copy
-import logging
-import re
 from typing import List, Optional, Tuple
 
 import sympy
@@ -16,20 +21,15 @@ from torch.utils._sympy.numbers import int_oo
 from torch.utils._sympy.value_ranges import ValueRanges
 
 import openvino as ov
-import openvino.opset13 as ov_ops
 from openvino.frontend import FrontEndManager
 from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 
-from .buffer_state import buffer_initial_values, buffer_writes, constant_inputs, keep_buffers_as_state
-from .copy_rules import copy_source
-from .dtypes import OPENVINO_TYPES
-from .index_bounds import mark_index_inputs
-from .kv_cache_growth import grow_kv_caches
-from .op_support import DIM_ORDER_OPS, op_name
-from .passes import run_passes
+from ..edge_graph.copies import copy_source
+from ..edge_graph.dtypes import OPENVINO_TYPES
+from ..edge_graph.nodes import DIM_ORDER_OPS, op_name
+from ..edge_graph.program_inputs import constant_inputs
+from ..passes import run_passes
 from .translators import conversion_extensions
-
-logger = logging.getLogger(__name__)
 
 
 def to_graph_module(edge_program: ExportedProgram) -> torch.fx.GraphModule:
@@ -81,39 +81,6 @@ def convert_with_frontend(
     return frontend.convert(frontend.load(decoder))
 
 
-def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
-    """Converts an edge partition (or a whole edge program) into an openvino.Model.
-
-    Weights become constants of the model; its parameters are the partition's
-    inputs, in order, with the dtypes and shape ranges the program was exported with.
-    """
-    graph_module = to_graph_module(edge_program)
-    output_node = graph_module.graph.output_node()
-    expected_outputs = [arg.meta.get("val") for arg in output_node.args[0]]
-    output_positions = return_each_value_once(graph_module)
-    placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
-    inputs = [_input_type_and_shape(node, edge_program) for node in placeholders]
-    model = convert_with_frontend(
-        graph_module,
-        [torch_type for torch_type, _, _ in inputs],
-        [torch_shape for _, torch_shape, _ in inputs],
-    )
-    parameters = model.get_parameters()
-    if len(parameters) != len(placeholders):
-        raise RuntimeError(f"OpenVINO made {len(parameters)} inputs for a partition with {len(placeholders)}")
-    for parameter, (torch_type, _, partial_shape) in zip(parameters, inputs):
-        parameter.set_element_type(OPENVINO_TYPES[torch_type])
-        parameter.set_partial_shape(partial_shape)
-    model.validate_nodes_and_infer_types()
-    mark_index_inputs(parameters, placeholders)
-    model = _restore_output_positions(model, output_positions)
-    _convert_outputs_to_torch_dtypes(model, expected_outputs)
-    model = keep_buffers_as_state(
-        model, buffer_initial_values(edge_program), [node.name for node in placeholders], buffer_writes(edge_program)
-    )
-    return grow_kv_caches(model)
-
-
 def return_each_value_once(graph_module: torch.fx.GraphModule) -> List[int]:
     """Makes the graph return each value once, with copies replaced by their source.
 
@@ -129,86 +96,6 @@ def return_each_value_once(graph_module: torch.fx.GraphModule) -> List[int]:
         graph_module.graph.eliminate_dead_code()
         graph_module.recompile()
     return [unique.index(source) for source in sources]
-
-
-def _restore_output_positions(model: ov.Model, positions: List[int]) -> ov.Model:
-    """Gives the model one Result per original output, in the original order."""
-    results = model.get_results()
-    if positions == list(range(len(results))):
-        return model
-    ordered, used = [], set()
-    for index in positions:
-        # A repeated value gets a Result of its own, bound to its own buffer.
-        ordered.append(ov_ops.result(results[index].input_value(0)) if index in used else results[index])
-        used.add(index)
-    return ov.Model(ordered, model.get_parameters(), model.get_friendly_name())
-
-
-IDENTITY_MIN_VERSION = (2025, 4)
-
-
-def separate_returned_inputs(model: ov.Model, may_run_on_cpu: bool) -> None:
-    """Puts an Identity between each input the model returns unchanged and its Result.
-
-    A compiled model whose Parameter feeds a Result directly hands back the input
-    buffer itself, and the CPU plugin gives wrong values for it. This matters for
-    whole programs lowered with ``to_backend`` (``return x.clone()``), which have no
-    CPU part to move the copy to. Only the CPU plugin was checked, so devices that
-    never run on it get the model unchanged.
-    """
-    if not may_run_on_cpu:
-        return
-    returned_inputs = [
-        result for result in model.get_results() if result.input_value(0).get_node().get_type_name() == "Parameter"
-    ]
-    if not returned_inputs:
-        return
-    version = openvino_version()
-    if version is not None and version < IDENTITY_MIN_VERSION:
-        raise RuntimeError(
-            "This program returns an input unchanged (such as x.clone()); on the CPU device that "
-            f"needs OpenVINO {'.'.join(map(str, IDENTITY_MIN_VERSION))} or newer, whose CPU plugin "
-            f"runs Identity, and this is OpenVINO {ov.get_version()}. Lower it with "
-            "OpenvinoPartitioner instead, which runs such copies on the CPU, or update OpenVINO."
-        )
-    import openvino.opset16 as ov_opset16  # Identity is opset16, from OpenVINO 2025.0
-
-    for result in returned_inputs:
-        identity = ov_opset16.identity(result.input_value(0))
-        result.input(0).replace_source_output(identity.output(0))
-    model.validate_nodes_and_infer_types()
-
-
-def openvino_version() -> Optional[Tuple[int, int]]:
-    """(major, minor) of the running OpenVINO, such as (2026, 4); None if unreadable."""
-    match = re.match(r"(\d+)\.(\d+)", ov.get_version())
-    return (int(match.group(1)), int(match.group(2))) if match else None
-
-
-def _convert_outputs_to_torch_dtypes(model: ov.Model, expected: List[object]) -> None:
-    """Makes each output come out in the dtype PyTorch gives it.
-
-    The frontend keeps a narrower type for some ops, such as sum over int32, which
-    PyTorch computes in int64; the runtime binds outputs only in the exact dtype
-    the program expects.
-    """
-    results = model.get_results()
-    if len(results) != len(expected):
-        raise RuntimeError(f"OpenVINO made {len(results)} outputs for a partition with {len(expected)}")
-    changed = False
-    for result, value in zip(results, expected):
-        if not isinstance(value, torch.Tensor) or value.dtype not in OPENVINO_TYPES:
-            continue
-        wanted = OPENVINO_TYPES[value.dtype]
-        source = result.input_value(0)
-        if source.get_element_type() != wanted:
-            logger.debug(
-                "OpenVINO output %s: converting %s to %s", result.get_friendly_name(), source.get_element_type(), wanted
-            )
-            result.input(0).replace_source_output(ov_ops.convert(source, wanted).output(0))
-            changed = True
-    if changed:
-        model.validate_nodes_and_infer_types()
 
 
 def decoder_input(value: object) -> Tuple[torch.dtype, List[int]]:
@@ -229,7 +116,7 @@ def _upper_bound(bounds: Optional[ValueRanges]) -> int:
     return int(bounds.upper)
 
 
-def _input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
+def input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
     """(torch dtype, shape for the decoder, OpenVINO shape with bounds)."""
     value = node.meta.get("val")
     if isinstance(value, torch.SymInt):

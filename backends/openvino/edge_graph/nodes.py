@@ -1,15 +1,18 @@
-"""The name of the op a graph node calls, as every part of the package compares it."""
+"""What a graph node calls (the op, named as every part of the package compares it) and the tensor it holds."""
 
 from __future__ import annotations
 
 import operator
-from typing import Collection
+from typing import Collection, Optional
 
 import torch
 from torch._ops import OpOverload
 
 #: The edge ops that cast a tensor to another dtype (or copy it to another dim order).
 DTYPE_CASTS = frozenset({"aten._to_copy.default", "dim_order_ops._to_dim_order_copy.default"})
+#: ExecuTorch's dim-order copies: the conversion turns them back into aten ops that
+#: OpenVINO's frontend converts (DimOrderOpsRevertPass).
+DIM_ORDER_OPS = frozenset({"dim_order_ops._clone_dim_order.default", "dim_order_ops._to_dim_order_copy.default"})
 
 
 def op_name(node: torch.fx.Node) -> str:
@@ -37,3 +40,9 @@ def matches_op_type(name: str, op_types: Collection[str]) -> bool:
     "aten.add.Tensor" matches "aten.add.Tensor" and "aten.add".
     """
     return name in op_types or name.rsplit(".", 1)[0] in op_types
+
+
+def tensor_value(node: object) -> Optional[torch.Tensor]:
+    """The tensor in a node's meta (a fake tensor at partitioning), or None."""
+    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return value if isinstance(value, torch.Tensor) else None

@@ -70,7 +70,7 @@ def export_llm(
         weight_compression: arguments of ``nncf.compress_weights`` (needs the
             ``quantization`` extra), such as ``{"mode": "int4_sym", "group_size": 128}``;
             the mode is a ``nncf.CompressWeightsMode`` or its value. OpenVINO then
-            receives 4-bit or 8-bit weights (compressed_weights.py).
+            receives 4-bit or 8-bit weights (quantization/compressed_weights.py).
 
     Example::
 

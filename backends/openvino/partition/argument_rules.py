@@ -5,7 +5,7 @@ whose arguments fall on a known wrong variant stays on ExecuTorch's CPU kernels.
 Each rule says what OpenVINO does and the release it was seen on, so that it can
 be dropped once OpenVINO computes the variant right. Variants that OpenVINO's
 frontend refuses with an error need no rule: the partitioner's trial conversion
-(conversion_check.py) finds them.
+(trial_conversion.py) finds them.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Callable, Dict, Optional
 import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from .node_names import DTYPE_CASTS, op_name
-from .passes.wrap_negative_indices import integer_index_dims
-from .pool_geometry import AvgPool
+from ..edge_graph.nodes import DTYPE_CASTS, op_name
+from ..edge_graph.pool_geometry import AvgPool
+from ..passes.wrap_negative_indices import integer_index_dims
 
 
 def _avg_pool_refusal(node: torch.fx.Node, spatial: int) -> Optional[str]:
@@ -48,7 +48,7 @@ def _index_refusal(node: torch.fx.Node) -> Optional[str]:
 
 
 def _embedding_bag_refusal(node: torch.fx.Node) -> Optional[str]:
-    # Our translation (translators/embedding_bag.py) computes the bags alone; the other
+    # Our translation (conversion/translators/embedding_bag.py) computes the bags alone; the other
     # three results (offset2bag, bag sizes, max indices) serve the gradient.
     read = sorted({user.args[1] for user in node.users if user.target is operator.getitem and user.args[1] != 0})
     if read or any(user.target is not operator.getitem for user in node.users):

@@ -19,7 +19,7 @@ from typing import List
 import torch
 from torch.export import ExportedProgram
 
-from .node_names import op_name
+from ..edge_graph.nodes import op_name
 
 # torch.export keeps reshape (it becomes a view when ExecuTorch decomposes it).
 _VIEWS = frozenset({"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default"})

@@ -23,75 +23,20 @@ The rules, each found with a trigger (see the README):
 from __future__ import annotations
 
 import logging
-from typing import Collection, Dict, FrozenSet, Iterable, Optional, Set
+from typing import Collection, Dict, FrozenSet, Optional, Set
 
 import torch
 from torch.export import ExportedProgram
-from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from .node_names import DTYPE_CASTS, op_name
+from ..edge_graph.copies import copy_chain, copy_source, is_copy, keeps_default_dim_order
+from ..edge_graph.nodes import tensor_value
 
 logger = logging.getLogger(__name__)
-
-# Full slices reach the edge graph as alias_copy.
-_ALWAYS_COPY = frozenset({"aten.clone.default", "dim_order_ops._clone_dim_order.default", "aten.alias_copy.default"})
-_SLICE = "aten.slice_copy.Tensor"
 
 # Dtypes a constant copy comes back exactly in, checked one by one (tests/test_copies.py).
 EXACT_CONSTANT_COPY_DTYPES: FrozenSet[torch.dtype] = frozenset(
     {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.float16, torch.bfloat16, torch.float32}
 )
-
-
-def _value(node: object) -> Optional[torch.Tensor]:
-    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-    return value if isinstance(value, torch.Tensor) else None
-
-
-def is_copy(node: torch.fx.Node) -> bool:
-    """True for an op that returns its input's values unchanged in a new tensor."""
-    if node.op != "call_function" or not node.args or not isinstance(node.args[0], torch.fx.Node):
-        return False
-    name = op_name(node)
-    if name in _ALWAYS_COPY:
-        return True
-    source, result = _value(node.args[0]), _value(node)
-    if source is None or result is None:
-        return False
-    if name in DTYPE_CASTS:
-        return result.dtype == source.dtype
-    if name == _SLICE:
-        return _same_shape(result.shape, source.shape) and _slice_step(node) == 1
-    return False
-
-
-def _same_shape(first, second) -> bool:
-    # Sizes may be symbolic: only a size known equal counts, never a guess.
-    return len(first) == len(second) and all(statically_known_true(a == b) for a, b in zip(first, second))
-
-
-def _slice_step(node: torch.fx.Node) -> int:
-    step = node.args[4] if len(node.args) > 4 else node.kwargs.get("step", 1)
-    return step if isinstance(step, int) else 0
-
-
-def copy_source(node: torch.fx.Node) -> torch.fx.Node:
-    """The node a chain of copies starts from (the node itself when it is no copy)."""
-    while is_copy(node):
-        node = node.args[0]
-    return node
-
-
-def copy_chain(node: torch.fx.Node) -> Iterable[torch.fx.Node]:
-    """`node` and the copies it reads, down to the chain's source (excluded)."""
-    while is_copy(node):
-        yield node
-        node = node.args[0]
-
-
-def keeps_default_dim_order(node: torch.fx.Node) -> bool:
-    value = _value(node)
-    return value is not None and tuple(value.dim_order()) == tuple(range(value.dim()))
 
 
 class CopyPlacement:
@@ -142,7 +87,7 @@ class CopyPlacement:
 
     def _why_constant_copy_leaves(self, node, members, leaving) -> Optional[str]:
         source = copy_source(node)
-        value = _value(node)
+        value = tensor_value(node)
         if any(user not in members for user in source.users):
             return "its constant is also read outside the partition, which would store it twice"
         if sum(copy_source(other) is source for other in leaving) > 1:

@@ -4,7 +4,7 @@ OpenVINO has one op for scaled dot-product attention, which its CPU plugin runs 
 one fused kernel (and, for an LLM's cache, fuses with it). ExecuTorch's edge
 dialect decomposes it into matmuls, a softmax and the mask's arithmetic unless
 the partitioner claims it. NNCF's unpacking of 4-bit weights is kept whole for the
-same reason (compressed_weights.py). ExecuTorch raises when a claimed node is
+same reason (quantization/compressed_weights.py). ExecuTorch raises when a claimed node is
 neither delegated nor decomposed, so a node is claimed only when OpenVINO converts
 it for sure; the others are decomposed as before.
 """
@@ -16,9 +16,9 @@ from typing import Callable, Collection, Dict, List, Optional, Tuple
 import torch
 from torch.export import ExportedProgram
 
-from .buffer_state import constant_input_names
-from .compressed_weights import STACK, UNPACK_SHIFT, is_unpack_node
-from .node_names import matches_op_type, op_name
+from ..edge_graph.nodes import matches_op_type, op_name, tensor_value
+from ..edge_graph.program_inputs import constant_input_names
+from ..quantization.compressed_weights import STACK, UNPACK_SHIFT, is_unpack_node
 
 SDPA = torch.ops.aten.scaled_dot_product_attention.default
 # Missing from the table of ops the frontend converts (openvino_supported_ops), which
@@ -58,7 +58,7 @@ def converts_whole(node: torch.fx.Node) -> bool:
     names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
     arguments = dict(zip(names, node.args))
     arguments.update(node.kwargs)
-    query, key, value = (_value(arguments.get(name)) for name in ("query", "key", "value"))
+    query, key, value = (tensor_value(arguments.get(name)) for name in ("query", "key", "value"))
     if query is None or key is None or value is None:
         return False
     if query.dtype not in _FLOATS or key.dtype != query.dtype or value.dtype != query.dtype:
@@ -72,7 +72,7 @@ def converts_whole(node: torch.fx.Node) -> bool:
         return False
     mask = arguments.get("attn_mask")
     if mask is not None:
-        mask_value = _value(mask)
+        mask_value = tensor_value(mask)
         if mask_value is None or mask_value.dtype not in (torch.bool, query.dtype):
             return False
     return True
@@ -80,8 +80,3 @@ def converts_whole(node: torch.fx.Node) -> bool:
 
 def _same_size(first, second) -> bool:
     return isinstance(first, int) and isinstance(second, int) and first == second
-
-
-def _value(node: object) -> Optional[torch.Tensor]:
-    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-    return value if isinstance(value, torch.Tensor) else None

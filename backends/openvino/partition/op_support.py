@@ -9,29 +9,25 @@ from typing import Collection, Dict, FrozenSet, Mapping, Optional
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from ..conversion.translators import TRANSLATORS
+from ..edge_graph.dtypes import BOUND_DTYPES
+from ..edge_graph.nodes import DIM_ORDER_OPS, matches_op_type, op_name
+from ..quantization.compressed_weights import is_unpack_node
 from .argument_rules import argument_refusal
-from .compressed_weights import is_unpack_node
-from .dtypes import BOUND_DTYPES
 from .kept_whole import KEPT_WHOLE_OPS
-from .node_names import matches_op_type, op_name
 
 logger = logging.getLogger(__name__)
 
 
-# ExecuTorch's dim-order copies: preprocess turns them back into aten ops that
-# OpenVINO's frontend converts (DimOrderOpsRevertPass).
-DIM_ORDER_OPS = frozenset({"dim_order_ops._clone_dim_order.default", "dim_order_ops._to_dim_order_copy.default"})
-
-
 @functools.lru_cache(maxsize=1)
 def openvino_supported_ops() -> FrozenSet[str]:
-    """Op names such as "aten.add.Tensor" that OpenVINO's PyTorch frontend converts."""
+    """Op names such as "aten.add.Tensor" that OpenVINO's PyTorch frontend converts, with our own translations."""
     from openvino.frontend.pytorch.torchdynamo.op_support import OperatorSupport
 
     names = set()
     for key in OperatorSupport([])._support_dict:
         names.add(key[len("torch.ops.") :] if key.startswith("torch.ops.") else key)
-    return frozenset(names | DIM_ORDER_OPS | KEPT_WHOLE_OPS)
+    return frozenset(names | DIM_ORDER_OPS | KEPT_WHOLE_OPS | TRANSLATORS.keys())
 
 
 # Checks that ExecuTorch removes before it runs a program (RemoveGraphAssertsPass in
@@ -84,7 +80,7 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
     """Decides node by node what goes to OpenVINO.
 
     A node is refused when the user asked to skip its op type or name, when the
-    copy rules (copy_rules.py) place it on the CPU, when
+    copy rules (copy_placement.py) place it on the CPU, when
     OpenVINO's frontend has no conversion for it, when its arguments select a
     variant OpenVINO computes wrong (argument_rules.py), when it reads or makes a tensor
     of a dtype the runtime does not bind, or when it reads a value that is neither a

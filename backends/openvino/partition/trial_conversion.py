@@ -18,9 +18,9 @@ from typing import AbstractSet, Dict, Iterable, List, Set, Tuple
 import torch
 from torch.export import ExportedProgram
 
-from .buffer_state import constant_input_names
-from .compressed_weights import unpacked_stand_ins
-from .conversion import convert_with_frontend, decoder_input, prepare_graph_module, return_each_value_once
+from ..conversion.frontend import convert_with_frontend, decoder_input, prepare_graph_module, return_each_value_once
+from ..edge_graph.program_inputs import constant_input_names
+from ..quantization.compressed_weights import unpacked_stand_ins
 
 # The frontend's error names each failed node as "<fx node name>/<op name>", then its message.
 _FAILED_NODE = re.compile(

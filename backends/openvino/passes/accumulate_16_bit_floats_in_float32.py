@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
-from ..node_names import op_name
+from ..edge_graph.nodes import op_name
 from .graph_edits import emit
 
 _ACCUMULATING = ("aten.cumsum.default", "aten.var.correction")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
-from ..node_names import op_name
+from ..edge_graph.nodes import op_name
 from .graph_edits import emit, replace
 
 _FLOAT_DIVIDES = ("aten.div.Tensor_mode", "aten.floor_divide.default")

@@ -16,7 +16,7 @@ from typing import List, Optional
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
-from ..node_names import op_name
+from ..edge_graph.nodes import op_name
 
 logger = logging.getLogger(__name__)
 

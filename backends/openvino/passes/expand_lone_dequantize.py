@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from ..node_names import op_name
+from ..edge_graph.nodes import op_name
 
 _DEQUANTIZE = {
     "quantized_decomposed.dequantize_per_tensor.default",

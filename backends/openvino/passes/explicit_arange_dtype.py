@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from ..node_names import op_name
+from ..edge_graph.nodes import op_name
 
 
 def explicit_arange_dtype(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:

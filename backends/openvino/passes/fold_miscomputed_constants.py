@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, List, Optional, Set
 import torch
 from torch._ops import OpOverload
 
-from ..node_names import op_name
+from ..edge_graph.nodes import op_name
 
 logger = logging.getLogger(__name__)
 

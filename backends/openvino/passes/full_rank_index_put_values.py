@@ -17,7 +17,7 @@ from typing import Optional
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
-from ..node_names import op_name
+from ..edge_graph.nodes import op_name
 
 INDEX_PUT = ("aten.index_put.default", "aten.index_put_.default")
 

@@ -16,8 +16,8 @@ import math
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
-from ..node_names import op_name
-from ..pool_geometry import AvgPool
+from ..edge_graph.nodes import op_name
+from ..edge_graph.pool_geometry import AvgPool
 
 _SPATIAL = {"aten.avg_pool2d.default": 2, "aten.avg_pool3d.default": 3}
 

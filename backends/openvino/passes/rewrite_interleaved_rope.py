@@ -29,7 +29,7 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from ..node_names import op_name
+from ..edge_graph.nodes import op_name
 
 logger = logging.getLogger(__name__)
 

@@ -3,9 +3,9 @@
 ``aten._embedding_bag`` has four results, of which models read the first (the
 others serve its gradient). OpenVINO's FX decoder takes the ``getitem`` of a
 translator registered from Python as indexing into that translator's first output
-(seen on 2026.4.1), so the translator in translators/embedding_bag.py returns the
+(seen on 2026.4.1), so the translator in conversion/translators/embedding_bag.py returns the
 bags alone and the getitem goes. The partitioner keeps nodes whose other results
-are read on the CPU (argument_rules.py).
+are read on the CPU (partition/argument_rules.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import operator
 
 import torch
 
-from ..node_names import op_name
+from ..edge_graph.nodes import op_name
 
 _EMBEDDING_BAG = "aten._embedding_bag.default"
 

@@ -7,7 +7,7 @@ tensor without first wrapping a negative index into range: ``x[0, -1]`` reads
 tensor (``x[i]``, ``x[:, i]``) is right. Each integer index of an index with two
 or more tensors becomes ``where(index < 0, index + size, index)``; the
 partitioner keeps on the CPU those over a dimension of dynamic size
-(argument_rules.py), where the size is not a number here.
+(partition/argument_rules.py), where the size is not a number here.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import List, Optional
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
-from ..node_names import op_name
+from ..edge_graph.nodes import op_name
 
 INDEX = "aten.index.Tensor"
 

@@ -24,7 +24,7 @@ from typing import Collection, FrozenSet, Iterable, List, Optional
 
 import torch
 
-from .node_names import op_name
+from ..edge_graph.nodes import op_name
 
 logger = logging.getLogger(__name__)
 

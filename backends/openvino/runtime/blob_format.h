@@ -1,6 +1,6 @@
 /*
- * The processed blob that preprocess (blob.py) writes and init (blob_reader.cpp)
- * reads. This comment is the one description of the format; blob.py follows it.
+ * The processed blob that preprocess (serialization/blob.py) writes and init (blob_reader.cpp)
+ * reads. This comment is the one description of the format; serialization/blob.py follows it.
  *
  *   offset  size  field
  *        0     8  magic "ETOVBLOB"
@@ -47,7 +47,7 @@ inline constexpr uint32_t kBlobHeaderSize = 96;
 inline constexpr size_t kBlobVersionFieldSize = 48;
 inline constexpr size_t kBlobAlignment = 64;
 inline constexpr size_t kBlobDigestSize = 12;
-// Where each header field starts (the table above); blob.py has the same names.
+// Where each header field starts (the table above); serialization/blob.py has the same names.
 inline constexpr size_t kBlobWriterVersionOffset = 16;
 inline constexpr size_t kBlobXmlSizeOffset = 64;
 inline constexpr size_t kBlobWeightsSizeOffset = 72;

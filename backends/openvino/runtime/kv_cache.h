@@ -1,5 +1,5 @@
 /*
- * The sequence a growing KV cache holds (kv_cache_growth.py).
+ * The sequence a growing KV cache holds (conversion/rewrites/kv_cache_growth.py).
  *
  * A delegate whose cache grows by concatenation appends each call's positions to
  * what the cache holds, so a call must continue the sequence where the last one

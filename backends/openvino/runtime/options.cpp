@@ -203,7 +203,7 @@ ov::element::Type element_type_of(const std::string& precision) {
 // What the CPU plugin needs to compute what eager PyTorch computes: f32 unless
 // asked otherwise (it would pick bf16 or f16 where the CPU has them); its fused KV
 // cache at the inference precision (u8 by default, which moves results away from
-// eager, kv_cache_growth.py); at f32, no int8 activations for layers with
+// eager, conversion/rewrites/kv_cache_growth.py); at f32, no int8 activations for layers with
 // compressed weights (with VNNI or AMX it quantizes them by default, 2e-3 away
 // from eager); and float kernels for quantized layers where its 8-bit kernels
 // saturate (quantized_layers.h).

@@ -24,7 +24,14 @@ from typing import Dict, Tuple
 import torch
 from executorch.exir import to_edge
 from executorch_openvino import ExecutorchOpenvinoBackend, openvino_compile_specs
-from executorch_openvino.blob import ALIGNMENT, HEADER_SIZE, SIZES_AND_CHECKS, XML_SIZE_OFFSET, checksum, ir_digest
+from executorch_openvino.serialization.blob import (
+    ALIGNMENT,
+    HEADER_SIZE,
+    SIZES_AND_CHECKS,
+    XML_SIZE_OFFSET,
+    checksum,
+    ir_digest,
+)
 from small_models import AddOne, DynamicGelu, LinearRelu, TwoOutputs  # noqa: E402
 
 

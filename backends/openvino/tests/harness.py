@@ -14,7 +14,7 @@ from executorch.exir.backend.backend_api import to_backend
 from executorch.exir.lowered_backend_module import LoweredBackendModule
 from executorch.runtime import Method, Runtime
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
-from executorch_openvino.op_support import op_name
+from executorch_openvino.edge_graph.nodes import op_name
 
 Inputs = Tuple[Any, ...]
 
@@ -85,7 +85,7 @@ class LoweredProgram:
 
     def blobs(self) -> List[Any]:
         """Our delegates' processed blobs (blob.read_blob views), in graph order."""
-        from executorch_openvino.blob import read_blob
+        from executorch_openvino.serialization.blob import read_blob
 
         return [
             read_blob(bytes(module.processed_bytes))
@@ -278,7 +278,7 @@ def model_in_blob(blob: bytes) -> Any:
     """The openvino.Model a blob carries, for a tamper function to change and write_blob again."""
     import numpy as np
     import openvino as ov
-    from executorch_openvino.blob import read_blob
+    from executorch_openvino.serialization.blob import read_blob
 
     parsed = read_blob(blob)
     weights = ov.Tensor(np.frombuffer(parsed.ir_weights, dtype=np.uint8).copy())

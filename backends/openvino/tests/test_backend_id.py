@@ -48,7 +48,7 @@ def test_cmake_package_is_installed_at_cmake_prefix_path():
 
 
 def test_header_cache_names_are_the_python_names():
-    from executorch_openvino.kv_cache_growth import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
+    from executorch_openvino.conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
 
     assert header_constant("kCachePositionsName") == CACHE_POSITIONS_NAME
     assert header_constant("kGrownCacheSuffix") == GROWN_CACHE_SUFFIX

@@ -1,15 +1,15 @@
-"""The blob format in Python (blob.py) against what the runtime expects."""
+"""The blob format in Python (serialization/blob.py) against what the runtime expects."""
 
 import hashlib
 import re
 from pathlib import Path
 
-import executorch_openvino.blob as blob_module
+import executorch_openvino.serialization.blob as blob_module
 import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 import pytest
-from executorch_openvino.blob import FORMAT_VERSION, HEADER_SIZE, read_blob, write_blob
+from executorch_openvino.serialization.blob import FORMAT_VERSION, HEADER_SIZE, read_blob, write_blob
 
 
 def _model():

@@ -1,18 +1,18 @@
 """Copies that OpenVINO would alias: where each runs, and that every one comes back right.
 
-The rules are in copy_rules.py; each test here is one of their triggers.
+The rules are in partition/copy_placement.py; each test here is one of their triggers.
 """
 
 import copy
 
-import executorch_openvino.conversion
+import executorch_openvino.conversion.rewrites.outputs as model_outputs
 import executorch_openvino.preprocess
 import pytest
 import torch
 from executorch.exir import EdgeCompileConfig, to_edge
 from executorch.exir.backend.backend_api import to_backend
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
-from executorch_openvino.blob import read_blob
+from executorch_openvino.serialization.blob import read_blob
 from harness import assert_close, assert_runs_like_eager, eager, lower, lower_whole_program, run
 
 CLONE = "dim_order_ops._clone_dim_order.default"
@@ -273,7 +273,7 @@ def test_whole_program_returning_copy_of_input_is_right(dtype, dynamic, tmp_path
 
 
 def test_whole_program_returning_input_needs_openvino_2025_4_on_cpu(monkeypatch):
-    monkeypatch.setattr(executorch_openvino.conversion, "openvino_version", lambda: (2025, 3))
+    monkeypatch.setattr(model_outputs, "openvino_version", lambda: (2025, 3))
     edge = to_edge(torch.export.export(ReturnsCopyOfInput(), (torch.randn(2, 3),)))
     with pytest.raises(RuntimeError, match=r"needs OpenVINO 2025\.4 or newer"):
         to_backend(BACKEND_ID, edge.exported_program(), openvino_compile_specs())

@@ -1,11 +1,11 @@
-"""The dtype table is written twice, once per language: dtypes.py for lowering and
+"""The dtype table is written twice, once per language: edge_graph/dtypes.py for lowering and
 to_ov_type in runtime/tensor_binding.cpp for binding. They must agree."""
 
 import re
 from pathlib import Path
 
 import torch
-from executorch_openvino.dtypes import OPENVINO_TYPES
+from executorch_openvino.edge_graph.dtypes import OPENVINO_TYPES
 
 TENSOR_BINDING = Path(__file__).resolve().parents[1] / "runtime" / "tensor_binding.cpp"
 

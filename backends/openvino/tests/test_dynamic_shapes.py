@@ -8,7 +8,7 @@ from executorch.exir._serialize._program import deserialize_pte_binary, serializ
 from executorch.exir.backend.backend_api import to_backend
 from executorch.runtime import Runtime
 from executorch_openvino import BACKEND_ID, openvino_compile_specs
-from executorch_openvino.blob import write_blob
+from executorch_openvino.serialization.blob import write_blob
 from harness import assert_close, eager, lower, model_in_blob, program_with_blob, run
 from small_models import TwiceXPlusOne
 

@@ -5,7 +5,7 @@ import struct
 import pytest
 import torch
 from executorch.runtime import Runtime
-from executorch_openvino.blob import MAGIC, XML_SIZE_OFFSET, write_blob
+from executorch_openvino.serialization.blob import MAGIC, XML_SIZE_OFFSET, write_blob
 from harness import assert_close, eager, lower, model_in_blob, program_with_blob, run
 from small_models import AddOne
 

@@ -7,8 +7,8 @@ import copy
 
 import pytest
 import torch
-from executorch_openvino.blob import read_blob
-from executorch_openvino.kv_cache_growth import CACHE_POSITIONS_NAME
+from executorch_openvino.conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME
+from executorch_openvino.serialization.blob import read_blob
 from harness import LoweredProgram, lower, run
 from models import small_llama
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 from executorch_openvino import openvino_compile_specs
-from executorch_openvino.blob import (
+from executorch_openvino.serialization.blob import (
     CHECKSUM_OFFSET,
     DIGEST_OFFSET,
     DIGEST_SIZE,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 from executorch.exir import to_edge
-from executorch_openvino.copy_rules import CopyPlacement
-from executorch_openvino.op_support import OpenvinoOperatorSupport
+from executorch_openvino.partition.copy_placement import CopyPlacement
+from executorch_openvino.partition.op_support import OpenvinoOperatorSupport
 
 
 def edge_program(module: torch.nn.Module, *inputs: torch.Tensor):

@@ -1,11 +1,20 @@
-"""Rewrites of a partition's OpenVINO model, each working around a way OpenVINO 2026.4.1
-(its CPU plugin or its PyTorch frontend) computes an op unlike PyTorch, silently.
+"""Every rewrite of a converted partition's OpenVINO model, in one ordered list.
 
-They run in ``preprocess``, after conversion, on the model the blob stores, so every
-device and OpenVINO alone with our blob compute what eager PyTorch does.
+``REWRITES`` runs in order on the model the frontend made (conversion/__init__.py):
+first the rewrites that give the model the form the runtime binds (index checks,
+outputs, state, the growing KV cache), then those that make OpenVINO compute what
+eager PyTorch computes where OpenVINO 2026.4.1 (its CPU plugin or its PyTorch
+frontend) computes an op otherwise, silently. They change the model the blob
+stores, so every device, and OpenVINO alone reading our blob, computes the same.
+Each takes the model and the facts about its partition, and returns the model.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List
+
+import torch
 
 import openvino as ov
 
@@ -13,26 +22,102 @@ from .bool_casts import cast_to_bool_as_not_equal
 from .exact_integer_comparisons import compare_integers_exactly
 from .fully_masked_attention import zero_fully_masked_attention_rows
 from .greater_as_less import compare_greater_as_less
+from .index_bounds import mark_index_inputs
 from .infinite_extremes import keep_infinite_extremes
 from .integer_floor_division import floor_integer_divisions
 from .integer_to_bfloat16_rounding import round_integers_to_bfloat16
 from .interpolation_half_pixel import interpolate_with_half_pixel_centres
+from .kv_cache_growth import grow_kv_caches
+from .outputs import convert_outputs_to_torch_dtypes, restore_output_positions, separate_returned_inputs
 from .scatter_indices_below_range import refuse_scatter_indices_below_range
+from .state import keep_buffers_as_state
 from .weights_read_both_ways import separate_weights_read_both_ways
 
 
-def match_pytorch_semantics(model: ov.Model) -> None:
-    """Applies every rewrite to `model`, in place."""
-    separate_weights_read_both_ways(model)
-    floor_integer_divisions(model)
+@dataclass(frozen=True)
+class Partition:
+    """What the rewrites read about the partition a model was converted from."""
+
+    #: The partition's placeholders, in the order of the model's parameters.
+    placeholders: List[torch.fx.Node]
+    #: For each output of the partition, the index of its value among the model's results.
+    output_positions: List[int]
+    #: Each output's value at export (its dtype is the one the runtime binds).
+    expected_outputs: List[object]
+    #: Placeholder name -> value at export, for each buffer the partition writes.
+    buffer_initial_values: Dict[str, torch.Tensor] = field(default_factory=dict)
+    #: The placeholder each buffer write writes, in output order.
+    buffer_writes: List[str] = field(default_factory=list)
+    #: Whether the device may run the model on the CPU plugin (CPU, or AUTO/MULTI/HETERO/BATCH naming it).
+    may_run_on_cpu: bool = True
+
+
+Rewrite = Callable[[ov.Model, Partition], ov.Model]
+
+
+def _same_model(rewrite: Callable[[ov.Model], None]) -> Rewrite:
+    """A rewrite that reads only the model and changes it in place."""
+
+    def run(model: ov.Model, _: Partition) -> ov.Model:
+        rewrite(model)
+        return model
+
+    run.__name__ = rewrite.__name__
+    return run
+
+
+def _mark_index_inputs(model: ov.Model, partition: Partition) -> ov.Model:
+    mark_index_inputs(model.get_parameters(), partition.placeholders)
+    return model
+
+
+def _restore_output_positions(model: ov.Model, partition: Partition) -> ov.Model:
+    return restore_output_positions(model, partition.output_positions)
+
+
+def _convert_outputs_to_torch_dtypes(model: ov.Model, partition: Partition) -> ov.Model:
+    convert_outputs_to_torch_dtypes(model, partition.expected_outputs)
+    return model
+
+
+def _keep_buffers_as_state(model: ov.Model, partition: Partition) -> ov.Model:
+    names = [node.name for node in partition.placeholders]
+    return keep_buffers_as_state(model, partition.buffer_initial_values, names, partition.buffer_writes)
+
+
+def _separate_returned_inputs(model: ov.Model, partition: Partition) -> ov.Model:
+    separate_returned_inputs(model, partition.may_run_on_cpu)
+    return model
+
+
+REWRITES: List[Rewrite] = [
+    # The form the runtime binds. Index marks first: they name the parameters the
+    # partition's placeholders became, before state replaces some of them.
+    _mark_index_inputs,
+    _restore_output_positions,
+    _convert_outputs_to_torch_dtypes,
+    _keep_buffers_as_state,
+    grow_kv_caches,
+    _separate_returned_inputs,
+    # Eager PyTorch's values where OpenVINO computes otherwise.
+    _same_model(separate_weights_read_both_ways),
+    _same_model(floor_integer_divisions),
     # Before the integer comparisons, which make its Less exact.
-    refuse_scatter_indices_below_range(model)
+    _same_model(refuse_scatter_indices_below_range),
     # Before the integer comparisons, which handle Less and LessEqual only.
-    compare_greater_as_less(model)
-    compare_integers_exactly(model)
+    _same_model(compare_greater_as_less),
+    _same_model(compare_integers_exactly),
     # After them: its comparisons with zero are exact already.
-    cast_to_bool_as_not_equal(model)
-    round_integers_to_bfloat16(model)
-    keep_infinite_extremes(model)
-    zero_fully_masked_attention_rows(model)
-    interpolate_with_half_pixel_centres(model)
+    _same_model(cast_to_bool_as_not_equal),
+    _same_model(round_integers_to_bfloat16),
+    _same_model(keep_infinite_extremes),
+    _same_model(zero_fully_masked_attention_rows),
+    _same_model(interpolate_with_half_pixel_centres),
+]
+
+
+def rewrite_model(model: ov.Model, partition: Partition) -> ov.Model:
+    """Applies every rewrite of ``REWRITES`` in order; returns the rewritten model."""
+    for rewrite in REWRITES:
+        model = rewrite(model, partition)
+    return model

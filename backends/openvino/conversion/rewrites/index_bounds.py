@@ -26,7 +26,7 @@ import torch
 
 import openvino as ov
 
-from .node_names import op_name
+from ...edge_graph.nodes import op_name
 
 #: Followed by the indexed dimension's size; read by the C++ runtime (kIndexRowsName
 #: and kSignedIndexRowsName in runtime/include/executorch_openvino/backend.h).

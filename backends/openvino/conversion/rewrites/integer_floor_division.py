@@ -4,7 +4,7 @@ The PyTorch frontend converts ``a // b`` of symbolic ints (``(x.size(-1) - 9) //
 and other arithmetic on sizes, which OpenVINO computes inside the delegate) to a
 Divide marked ``pythondiv``, but OpenVINO 2026.4.1's CPU plugin truncates anyway:
 ``-7 // 8`` gave 0 and ``-9 // 8`` gave -1, where Python gives -1 and -2, without an
-error. A symbolic remainder written as ``a - (a // b) * b`` (symbolic_remainder.py)
+error. A symbolic remainder written as ``a - (a // b) * b`` (partition/symbolic_remainder.py)
 then came out negative, and a pad to a multiple of 8 cropped.
 
 Only the Divides the frontend makes for Python's ``//`` operator are rewritten, found

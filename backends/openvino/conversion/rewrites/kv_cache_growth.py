@@ -3,7 +3,7 @@
 The Llama of ExecuTorch's examples keeps each layer's keys and values in a buffer of
 ``max_seq_len`` positions, writes a call's positions into it (``index_put``) and
 attends over all of it, masking the empty positions. As OpenVINO state (see
-buffer_state.py) that is ReadValue -> ScatterNDUpdate -> Assign, and every decode
+state.py) that is ReadValue -> ScatterNDUpdate -> Assign, and every decode
 step reads and copies the whole buffer. OpenVINO's own LLM pipelines keep a cache
 that grows: ReadValue -> Concat(past, new) -> Assign, read by attention; the CPU
 plugin fuses that with ScaledDotProductAttention into one kernel that appends in

@@ -19,7 +19,7 @@ random cases, see tests/test_embedding_bag.py):
 - positions holding ``padding_idx`` take no part; a bag with none left is 0.
 
 Only the first of the op's four results is computed: the partitioner keeps nodes
-whose other results are read on the CPU (argument_rules.py), and the
+whose other results are read on the CPU (partition/argument_rules.py), and the
 graph pass ``single_output_embedding_bag`` hands the frontend a node with one.
 """
 

@@ -1,6 +1,6 @@
 /*
  * Fuzz target for blob loading. One input is one processed blob, as
- * preprocess (blob.py) writes it and ExecuTorch hands it to our BackendInterface.
+ * preprocess (serialization/blob.py) writes it and ExecuTorch hands it to our BackendInterface.
  *
  * For every input:
  *   1. parse_blob() must either accept it or refuse it with InvalidArgument /

@@ -31,14 +31,14 @@ inline constexpr const char kPrecisionKey[] = "inference_precision";  // "f32", 
 inline constexpr const char kCacheDirKey[] = "cache_dir";             // a folder for OpenVINO's model cache
 
 /// The name a delegate's positions input carries when its KV cache grows by
-/// concatenation (kv_cache_growth.py), followed by ".max=<positions the cache holds>".
+/// concatenation (conversion/rewrites/kv_cache_growth.py), followed by ".max=<positions the cache holds>".
 /// Each call must then continue the sequence or start again at position 0.
 inline constexpr const char kCachePositionsName[] = "executorch_openvino.cache_positions";
 /// What the id of a grown cache's variable ends with; a restart at position 0 empties those.
 inline constexpr const char kGrownCacheSuffix[] = ".grown";
 /// The name, followed by the size n of the dimension it indexes, of an input that an
 /// indexing op (embedding, index_select, gather, scatter...) reads as its indices
-/// (index_bounds.py): a call with an index outside 0 .. n - 1 fails.
+/// (conversion/rewrites/index_bounds.py): a call with an index outside 0 .. n - 1 fails.
 inline constexpr const char kIndexRowsName[] = "executorch_openvino.index_rows=";
 /// The same for indices that may count from the end (x[i], index_put): -n .. n - 1.
 inline constexpr const char kSignedIndexRowsName[] = "executorch_openvino.signed_index_rows=";
