@@ -85,6 +85,10 @@ def _keep_buffers_as_state(model: ov.Model, partition: Partition) -> ov.Model:
     return keep_buffers_as_state(model, partition.buffer_initial_values, names, partition.buffer_writes)
 
 
+def _grow_kv_caches(model: ov.Model, _: Partition) -> ov.Model:
+    return grow_kv_caches(model)
+
+
 def _separate_returned_inputs(model: ov.Model, partition: Partition) -> ov.Model:
     separate_returned_inputs(model, partition.may_run_on_cpu)
     return model
@@ -97,7 +101,7 @@ REWRITES: List[Rewrite] = [
     _restore_output_positions,
     _convert_outputs_to_torch_dtypes,
     _keep_buffers_as_state,
-    grow_kv_caches,
+    _grow_kv_caches,
     _separate_returned_inputs,
     # Eager PyTorch's values where OpenVINO computes otherwise.
     _same_model(separate_weights_read_both_ways),

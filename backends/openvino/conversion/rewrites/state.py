@@ -61,6 +61,10 @@ def keep_buffers_as_state(
         sinks.append(write)
     kept_parameters = [parameter for name, parameter in parameters.items() if name not in initial]
     stateful = ov.Model(results[len(writes) :], sinks, kept_parameters, model.get_friendly_name())
+    # The dropped Results stay attached to the new values while anything (the old
+    # model) holds them, and later rewrites would count them as readers of the cache.
+    for result in results[: len(writes)]:
+        result.input(0).replace_source_output(ov_ops.constant(np.zeros((), np.float32)).output(0))
     stateful.validate_nodes_and_infer_types()
     return stateful
 
