@@ -13,6 +13,7 @@ from torch.export.exported_program import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from .compile_specs import parse_compile_specs, with_defaults
+from .decompositions import decompose_ops_without_kernels
 from .edge_graph.nodes import matches_op_type, op_name
 from .edge_graph.program_inputs import constant_input_names
 from .partition.attention_layout import copy_before_views_after_attention
@@ -71,11 +72,12 @@ class OpenvinoPartitioner(Partitioner):
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
         """Records the method's buffers (partition/shared_buffers.py), decomposes torchao's quantization
-        ops (quantization/torchao_ops.py), computes remainders of symbolic ints as Python does
-        (partition/symbolic_remainder.py) and makes views of attention results hold under the kept
-        op's layout (partition/attention_layout.py)."""
+        ops (quantization/torchao_ops.py) and the ops no ExecuTorch CPU kernel runs (decompositions/),
+        computes remainders of symbolic ints as Python does (partition/symbolic_remainder.py) and makes
+        views of attention results hold under the kept op's layout (partition/attention_layout.py)."""
         self._methods.record(exported_program)
         exported_program = decompose_torchao_ops(exported_program)
+        exported_program = decompose_ops_without_kernels(exported_program, self.op_types_to_skip)
         exported_program = remainders_through_floor_division(exported_program)
         if matches_op_type(str(SDPA), self.op_types_to_skip):
             return exported_program
