@@ -29,7 +29,7 @@ import torch
 from torch.export import ExportedProgram
 
 from ..edge_graph.nodes import matches_op_type
-from . import scans
+from . import nan_ignoring_extremes, products, scans
 
 logger = logging.getLogger(__name__)
 aten = torch.ops.aten
@@ -39,6 +39,11 @@ DECOMPOSITIONS: Dict[torch._ops.OpOverload, Callable] = {
     aten.cummax.default: scans.cummax,
     aten.cummin.default: scans.cummin,
     aten.logcumsumexp.default: scans.logcumsumexp,
+    aten.fmax.default: nan_ignoring_extremes.fmax,
+    aten.fmin.default: nan_ignoring_extremes.fmin,
+    aten.addmv.default: products.addmv,
+    # nn.Bilinear: ExecuTorch would decompose it into aten._trilinear, which no kernel runs.
+    aten.bilinear.default: products.bilinear,
 }
 
 
