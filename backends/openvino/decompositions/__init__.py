@@ -29,7 +29,7 @@ import torch
 from torch.export import ExportedProgram
 
 from ..edge_graph.nodes import matches_op_type
-from . import nan_ignoring_extremes, products, scans
+from . import antialiased_resize, nan_ignoring_extremes, products, scans
 
 logger = logging.getLogger(__name__)
 aten = torch.ops.aten
@@ -44,6 +44,10 @@ DECOMPOSITIONS: Dict[torch._ops.OpOverload, Callable] = {
     aten.addmv.default: products.addmv,
     # nn.Bilinear: ExecuTorch would decompose it into aten._trilinear, which no kernel runs.
     aten.bilinear.default: products.bilinear,
+    aten._upsample_bilinear2d_aa.default: antialiased_resize.upsample_bilinear2d_aa,
+    aten._upsample_bilinear2d_aa.vec: antialiased_resize.upsample_bilinear2d_aa_vec,
+    aten._upsample_bicubic2d_aa.default: antialiased_resize.upsample_bicubic2d_aa,
+    aten._upsample_bicubic2d_aa.vec: antialiased_resize.upsample_bicubic2d_aa_vec,
 }
 
 
