@@ -22,6 +22,7 @@ from .fold_miscomputed_constants import fold_miscomputed_constants
 from .full_rank_index_put_values import full_rank_index_put_values
 from .rewrite_avg_pool_divisor_override import rewrite_avg_pool_divisor_override
 from .rewrite_interleaved_rope import rewrite_interleaved_rope
+from .positional_translator_arguments import positional_translator_arguments
 from .single_output_embedding_bag import single_output_embedding_bag
 from .wrap_negative_indices import wrap_negative_indices
 from .zero_dim_view_as_squeeze import zero_dim_view_as_squeeze
@@ -46,6 +47,8 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     rewrite_interleaved_rope,
     accurate_log1p,
     zero_dim_view_as_squeeze,
+    # Last: the graph is converted, not run, after it.
+    positional_translator_arguments,
 ]
 
 

@@ -25,3 +25,14 @@ def is_none(context, index: int) -> bool:
         return context.get_values_from_const_input(index) is None
     except Exception:  # the frontend refuses to read a computed tensor as a constant
         return False
+
+
+def string_argument(context, index: int, default: Any) -> Any:
+    """The value of a str argument, or `default` when it is left out.
+
+    The FX decoder passes a str as a constant of its UTF-8 bytes, which
+    ``get_values_from_const_input`` refuses to read (OpenVINO 2026.4.1).
+    """
+    if index >= context.get_input_size():
+        return default
+    return bytes(context.get_input(index).get_node().get_data()).decode("utf-8")
