@@ -17,6 +17,8 @@ from .nodes import DTYPE_CASTS, op_name, tensor_value
 # Full slices reach the edge graph as alias_copy.
 _ALWAYS_COPY = frozenset({"aten.clone.default", "dim_order_ops._clone_dim_order.default", "aten.alias_copy.default"})
 _SLICE = "aten.slice_copy.Tensor"
+# Returns integers unchanged (conversion/translators/trunc.py gives the input itself).
+_TRUNC = "aten.trunc.default"
 
 
 def is_copy(node: torch.fx.Node) -> bool:
@@ -33,6 +35,8 @@ def is_copy(node: torch.fx.Node) -> bool:
         return result.dtype == source.dtype
     if name == _SLICE:
         return _same_shape(result.shape, source.shape) and _slice_step(node) == 1
+    if name == _TRUNC:
+        return not source.dtype.is_floating_point
     return False
 
 

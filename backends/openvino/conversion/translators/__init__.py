@@ -12,11 +12,13 @@ from typing import Callable, Dict, List
 
 from .embedding_bag import translate_embedding_bag
 from .scatter_reduce import translate_scatter_reduce
+from .trunc import translate_trunc
 
 TRANSLATORS: Dict[str, Callable] = {
     "aten._embedding_bag.default": translate_embedding_bag,
     # Issue 40, ops without a kernel anywhere (second half) and the suite's CPU leftovers.
     "aten.scatter_reduce.two": translate_scatter_reduce,
+    "aten.trunc.default": translate_trunc,
 }
 
 
