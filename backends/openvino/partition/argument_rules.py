@@ -78,11 +78,12 @@ def _rounding_cast_refusal(node: torch.fx.Node) -> Optional[str]:
 
 # OpenVINO 2026.4.1's CPU plugin computes these in float32 when given integers, which
 # holds every integer only below 2**24: the int32 max of [100000001, 3] came back
-# 100000000, 100000001 // 3 came back 33333334, and the relu of 2**31 - 1 came back
-# -2**31. Such nodes run on the CPU. Its add,
-# multiply, cumsum and top-k are exact; an integer sum becomes a cumsum
-# (passes/exact_integer_sum.py). Its remainder is not exact either, but ExecuTorch's
-# portable remainder takes the dividend's sign (-3 % 7 gives -3, not 4), so that stays.
+# 100000000 and the relu of 2**31 - 1 came back -2**31. Such nodes run on the CPU.
+# Its add, multiply, cumsum and top-k are exact; an integer sum becomes a cumsum
+# (passes/exact_integer_sum.py), and integer division (100000001 // 3 came back
+# 33333334) is rebuilt exactly from them (conversion/rewrites/exact_integer_division.py).
+# Its remainder is not exact either, but ExecuTorch's portable remainder takes the
+# dividend's sign (-3 % 7 gives -3, not 4), so that stays.
 _FLOAT32_EXACT_BELOW = 2**24
 _IN_FLOAT32 = frozenset(
     {
@@ -95,9 +96,6 @@ _IN_FLOAT32 = frozenset(
         "aten.relu.default",
         "aten.pow.Tensor_Scalar",
         "aten.pow.Tensor_Tensor",
-        "aten.div.Tensor_mode",
-        "aten.div.Scalar_mode",
-        "aten.floor_divide.default",
     }
 )
 

@@ -19,6 +19,7 @@ import torch
 import openvino as ov
 
 from .bool_casts import cast_to_bool_as_not_equal
+from .exact_integer_division import divide_integers_exactly
 from .exact_integer_comparisons import compare_integers_exactly
 from .fully_masked_attention import zero_fully_masked_attention_rows
 from .greater_as_less import compare_greater_as_less
@@ -106,6 +107,8 @@ REWRITES: List[Rewrite] = [
     # Eager PyTorch's values where OpenVINO computes otherwise.
     _same_model(separate_weights_read_both_ways),
     _same_model(floor_integer_divisions),
+    # After it: floors its truncating Divides, which this makes exact.
+    _same_model(divide_integers_exactly),
     # Before the integer comparisons, which make its Less exact.
     _same_model(refuse_scatter_indices_below_range),
     # Before the integer comparisons, which handle Less and LessEqual only.
