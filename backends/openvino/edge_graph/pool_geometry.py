@@ -60,6 +60,19 @@ class AvgPool:
         return False
 
 
+    def output_sizes(self) -> List[int]:
+        """ATen's pooled sizes, for static input sizes."""
+        pooled = _ceil_pooled_size if self.ceil_mode else _floor_pooled_size
+        return [
+            pooled(size, kernel, stride, padding)  # type: ignore[arg-type]
+            for size, kernel, stride, padding in zip(self.sizes, self.kernel, self.stride, self.padding)
+        ]
+
+
+def _floor_pooled_size(size: int, kernel: int, stride: int, padding: int) -> int:
+    return (size + 2 * padding - kernel) // stride + 1
+
+
 def _ceil_pooled_size(size: int, kernel: int, stride: int, padding: int) -> int:
     """ATen's pooling output size in ceil mode (pooling_output_shape), dilation 1."""
     out = (size + 2 * padding - kernel + stride - 1) // stride + 1

@@ -19,19 +19,21 @@ from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ..edge_graph.nodes import DTYPE_CASTS, op_name
 from ..edge_graph.pool_geometry import AvgPool
+from ..passes.exact_ceil_mode_avg_pool import is_static, needs_explicit_padding
 from ..passes.wrap_negative_indices import integer_index_dims
 
 
 def _avg_pool_refusal(node: torch.fx.Node, spatial: int) -> Optional[str]:
     pool = AvgPool.of(node, spatial)
-    # With a divisor_override the frontend refuses the node (or a pass rewrites it).
-    if pool.count_include_pad and pool.divisor_override is None and pool.has_window_past_padding():
+    if needs_explicit_padding(pool) and not is_static(pool):
         # OpenVINO 2026.4.1: the frontend makes AvgPool-14 with exclude_pad=false and
         # CEIL_TORCH rounding, which divides that last window by the whole kernel;
-        # PyTorch divides by the part of it that lies within the padded input.
+        # PyTorch divides by the part of it that lies within the padded input. The
+        # rewrite (passes/exact_ceil_mode_avg_pool.py) needs static sizes.
         return (
-            "ceil_mode with count_include_pad adds a last window past the padding, which "
-            "OpenVINO averages over the whole kernel and PyTorch over the padded input"
+            "ceil_mode with count_include_pad or divisor_override adds a last window past the padding, "
+            "which OpenVINO averages over the whole kernel and PyTorch over the padded input, and the "
+            "rewrite that pads explicitly needs static sizes"
         )
     return None
 

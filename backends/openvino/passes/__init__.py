@@ -13,6 +13,7 @@ from .accumulate_16_bit_floats_in_float32 import accumulate_16_bit_floats_in_flo
 from .accurate_log1p import accurate_log1p
 from .cast_reduction_input import cast_reduction_input
 from .decompose_integer_floor_divide import decompose_integer_floor_divide
+from .exact_ceil_mode_avg_pool import exact_ceil_mode_avg_pool
 from .exact_float_rounded_division import exact_float_rounded_division
 from .exact_integer_sum import exact_integer_sum
 from .expand_lone_dequantize import expand_lone_dequantize
@@ -35,6 +36,8 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     # Before the cast: a folded cumsum needs none.
     fold_miscomputed_constants,
     cast_reduction_input,
+    # Before it: takes the pools with a ceil-mode window past the padding, divisor_override or not.
+    exact_ceil_mode_avg_pool,
     rewrite_avg_pool_divisor_override,
     single_output_embedding_bag,
     explicit_var_correction,

@@ -5,8 +5,8 @@ ExecuTorch's portable kernels have no ``avg_pool3d``, so ``AvgPool3d(...,
 divisor_override=3)`` could run nowhere. Where every window covers a whole kernel
 of input and padding, PyTorch's average with count_include_pad divides each sum
 by the kernel's size, so ``sum / d`` is that average times ``kernel size / d``.
-A pool with a ceil-mode window past the padding is left as it is: the frontend
-refuses it and the partitioner keeps it on the CPU.
+A pool with a ceil-mode window past the padding is rewritten before, by
+exact_ceil_mode_avg_pool.py.
 """
 
 from __future__ import annotations
