@@ -20,6 +20,7 @@ from .partition.attention_layout import copy_before_views_after_attention
 from .partition.buffer_ownership import tag_owned_buffers
 from .partition.copy_placement import CopyPlacement
 from .partition.kept_whole import SDPA, ops_kept_whole
+from .partition.missing_kernels import warn_about_ops_without_kernels
 from .partition.op_support import OpenvinoOperatorSupport, assert_nodes
 from .partition.shared_buffers import BuffersAcrossMethods
 from .partition.symbolic_remainder import remainders_through_floor_division
@@ -116,15 +117,19 @@ class OpenvinoPartitioner(Partitioner):
         _untag_constants_read_outside(exported_program, shared)
         owned = tag_owned_buffers(exported_program, shared)
         warn_about_unpacks_on_cpu(exported_program.graph, constant_input_names(exported_program))
+        reasons = self._support(exported_program, cpu_nodes)
+        warn_about_ops_without_kernels(exported_program, reasons.refusal)
         logger.info("OpenVINO partitioner: %d partition(s), %d buffer(s) kept as OpenVINO state", len(tags), len(owned))
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
 
-    def _propose_partitions(self, exported_program: ExportedProgram, cpu_nodes: Dict[str, str]):
-        support = OpenvinoOperatorSupport(
+    def _support(self, exported_program: ExportedProgram, cpu_nodes: Dict[str, str]) -> OpenvinoOperatorSupport:
+        return OpenvinoOperatorSupport(
             self.op_types_to_skip, self.op_names_to_skip, cpu_nodes, constant_input_names(exported_program)
         )
+
+    def _propose_partitions(self, exported_program: ExportedProgram, cpu_nodes: Dict[str, str]):
         return CapabilityBasedPartitioner(
-            exported_program.graph_module, support, allows_single_node_partition=True
+            exported_program.graph_module, self._support(exported_program, cpu_nodes), allows_single_node_partition=True
         ).propose_partitions()
 
 
