@@ -57,9 +57,7 @@ def decompose_ops_without_kernels(program: ExportedProgram, op_types_to_skip: Co
     Ops the user keeps on the CPU (`op_types_to_skip`, "aten.cummax") are left as
     they are. Returns `program` itself when it calls none of them.
     """
-    found = _ops_called(program) & {
-        op for op in DECOMPOSITIONS if not matches_op_type(str(op), op_types_to_skip)
-    }
+    found = _ops_called(program) & {op for op in DECOMPOSITIONS if not matches_op_type(str(op), op_types_to_skip)}
     if not found:
         return program
     logger.info("OpenVINO partitioner: writing %s in core ATen ops", ", ".join(sorted(str(op) for op in found)))

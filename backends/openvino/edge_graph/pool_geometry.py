@@ -59,7 +59,6 @@ class AvgPool:
                 return True
         return False
 
-
     def output_sizes(self) -> List[int]:
         """ATen's pooled sizes, for static input sizes."""
         pooled = _ceil_pooled_size if self.ceil_mode else _floor_pooled_size

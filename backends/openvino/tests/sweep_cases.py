@@ -351,8 +351,7 @@ add(
     lambda: Fn(lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear", recompute_scale_factor=True)),
     randn(*INTERP_IN[2]),
 )
-# _upsample_bicubic2d_aa is not core ATen and has no decomposition; the bilinear one needs nothing.
-AA_OP = {"bilinear": (), "bicubic": (aten._upsample_bicubic2d_aa.default,)}
+# Both lower with the default EdgeCompileConfig (the partitioner writes them in core ATen ops).
 for mode in ("bilinear", "bicubic"):
     for ac in (False, True):
         add(
@@ -361,13 +360,11 @@ for mode in ("bilinear", "bicubic"):
                 lambda x: F.interpolate(x, size=(3, 4), mode=mode, align_corners=ac, antialias=True)
             ),
             randn(1, 2, 8, 9),
-            non_core_aten=AA_OP[mode],
         )
     add(
         f"interp2d_{mode}_antialias_up",
         lambda mode=mode: Fn(lambda x: F.interpolate(x, scale_factor=2, mode=mode, antialias=True)),
         randn(1, 2, 4, 5),
-        non_core_aten=AA_OP[mode],
     )
 
 # --------------------------------------------------------------------------- reductions
@@ -700,34 +697,29 @@ def cum_prod_float(g):
     return (torch.rand(*CUM_SHAPE, generator=g) + 0.5,)
 
 
-# cumsum is core ATen; cumprod, cummax, cummin and logcumsumexp are not, and have no decomposition.
-CUMPROD, CUMMAX = (aten.cumprod.default,), (aten.cummax.default,)
-CUMMIN, LOGCUMSUMEXP = (aten.cummin.default,), (aten.logcumsumexp.default,)
+# cumsum is core ATen; cumprod, cummax, cummin and logcumsumexp are not, and lower with the
+# default EdgeCompileConfig because the partitioner writes them in core ATen ops.
 for dim in (0, -1):
     add(f"cumsum_f32_dim{dim}", lambda dim=dim: Fn(lambda x: torch.cumsum(x, dim)), cum_float)
     add(
         f"cumprod_f32_dim{dim}",
         lambda dim=dim: Fn(lambda x: torch.cumprod(x, dim)),
         cum_prod_float,
-        non_core_aten=CUMPROD,
     )
     add(
         f"cummax_f32_dim{dim}",
         lambda dim=dim: Fn(lambda x: tuple(torch.cummax(x, dim))),
         cum_float,
-        non_core_aten=CUMMAX,
     )
     add(
         f"cummin_f32_dim{dim}",
         lambda dim=dim: Fn(lambda x: tuple(torch.cummin(x, dim))),
         cum_float,
-        non_core_aten=CUMMIN,
     )
     add(
         f"logcumsumexp_f32_dim{dim}",
         lambda dim=dim: Fn(lambda x: torch.logcumsumexp(x, dim)),
         cum_float,
-        non_core_aten=LOGCUMSUMEXP,
     )
 for dtype, short in ((torch.int32, "i32"), (torch.int64, "i64")):
     add(
@@ -747,21 +739,18 @@ for dtype, short in ((torch.int32, "i32"), (torch.int64, "i64")):
         lambda: Fn(lambda x: torch.cumprod(x, 1)),
         lambda g, dtype=dtype: (torch.randint(-3, 4, CUM_SHAPE, generator=g, dtype=dtype),),
         short,
-        non_core_aten=CUMPROD,
     )
     add(
         f"cummax_{short}_dim1",
         lambda: Fn(lambda x: tuple(torch.cummax(x, 1))),
         lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),),
         short,
-        non_core_aten=CUMMAX,
     )
     add(
         f"cummin_{short}_dim0",
         lambda: Fn(lambda x: tuple(torch.cummin(x, 0))),
         lambda g, dtype=dtype: (distinct_ints(CUM_SHAPE, dtype, g),),
         short,
-        non_core_aten=CUMMIN,
     )
 add(
     "cumsum_bool_dim1",
@@ -801,6 +790,103 @@ add(
 )
 add("pad1d_reflect_2d_input_unbatched", lambda: Fn(lambda x: F.pad(x, (2, 2), mode="reflect")), randn(3, 7))
 
+# --------------------------------------------------------------------------- issue 40 (second half): ops no kernel ran
+# fmax, fmin, addmv, nn.Bilinear and scans with ties lower with the default EdgeCompileConfig
+# (decompositions/); trunc and 32/64-bit integer division run in OpenVINO (translators/trunc.py,
+# rewrites/exact_integer_division.py). NaN, -0.0 and a zero divisor: tests/test_ops_without_kernels.py.
+section("ops_without_kernels")
+
+
+def two_randn(*shape: int):
+    return lambda g: (torch.randn(*shape, generator=g), torch.randn(*shape, generator=g))
+
+
+def small_ints(shape: Tuple[int, ...], dtype: torch.dtype, low: int = -3, high: int = 4):
+    """Few distinct values: ties everywhere."""
+    return lambda g: (torch.randint(low, high, shape, generator=g, dtype=dtype),)
+
+
+def wide_int_pair(dtype: torch.dtype):
+    """Dividends over all of int32 and divisors small and large, none zero: past float32's 2**24."""
+
+    def make(g):
+        dividend = torch.randint(-(2**31) + 1, 2**31 - 1, (64,), generator=g, dtype=torch.int64)
+        small = torch.randint(1, 50, (64,), generator=g) * (torch.randint(0, 2, (64,), generator=g) * 2 - 1)
+        large = torch.randint(2**20, 2**31 - 1, (64,), generator=g, dtype=torch.int64)
+        divisor = torch.where(torch.arange(64) % 2 == 0, small, large)
+        return dividend.to(dtype), divisor.to(dtype)
+
+    return make
+
+
+add("fmax_f32", lambda: Fn(torch.fmax), two_randn(3, 5))
+add("fmin_f32_broadcast", lambda: Fn(lambda a, b: torch.fmin(a, b[:1])), two_randn(3, 5))
+add("fmax_i32_ints_mixed_with_f32", lambda: Fn(lambda a, b: torch.fmax((a * 4).int(), b)), two_randn(3, 5))
+add(
+    "fmin_i64_past_2_24",
+    lambda: Fn(lambda a, b: torch.fmin(a, b)),
+    lambda g: tuple(torch.randint(-(2**31), 2**31, (2, 8), generator=g) for _ in range(2)),
+    "i64",
+)
+MV = (5, 4)
+
+
+def add_mv_in(g):
+    return torch.randn(MV[0], generator=g), torch.randn(*MV, generator=g), torch.randn(MV[1], generator=g)
+
+
+add("addmv_default", lambda: Fn(torch.addmv), add_mv_in)
+add("addmv_beta_alpha", lambda: Fn(lambda i, m, v: torch.addmv(i, m, v, beta=0.5, alpha=-2.0)), add_mv_in)
+add("addmv_beta0", lambda: Fn(lambda i, m, v: torch.addmv(i, m, v, beta=0)), add_mv_in)
+add("addmv_alpha0_broadcast_input", lambda: Fn(lambda i, m, v: torch.addmv(i[:1], m, v, alpha=0)), add_mv_in)
+add(
+    "addmv_i32",
+    lambda: Fn(lambda i, m, v: torch.addmv(i, m, v, beta=2, alpha=3)),
+    lambda g: tuple((t * 1000).to(torch.int32) for t in add_mv_in(g)),
+    "i32",
+)
+add(
+    "bilinear_layer",
+    lambda: nn.Bilinear(3, 4, 5),
+    lambda g: (torch.randn(2, 3, generator=g), torch.randn(2, 4, generator=g)),
+)
+add(
+    "bilinear_layer_3d_no_bias",
+    lambda: nn.Bilinear(3, 4, 2, bias=False),
+    lambda g: (torch.randn(2, 6, 3, generator=g), torch.randn(2, 6, 4, generator=g)),
+)
+add("cummax_i32_ties", lambda: Fn(lambda x: tuple(torch.cummax(x, 1))), small_ints(CUM_SHAPE, torch.int32), "i32")
+add("cummin_i64_ties_dim0", lambda: Fn(lambda x: tuple(torch.cummin(x, 0))), small_ints(CUM_SHAPE, torch.int64), "i64")
+add(
+    "cummax_f32_ties_long",
+    lambda: Fn(lambda x: tuple(torch.cummax(x, -1))),
+    lambda g: (torch.randint(-4, 4, (2, 300), generator=g).float() / 2,),
+)
+add(
+    "cumprod_f32_long",
+    lambda: Fn(lambda x: torch.cumprod(x, 0)),
+    lambda g: (torch.rand(300, 2, generator=g) * 0.2 + 0.9,),
+)
+add("cumprod_i8_to_i64", lambda: Fn(lambda x: torch.cumprod(x, 1)), small_ints(CUM_SHAPE, torch.int8), "i8")
+add("logcumsumexp_f32_wide_range", lambda: Fn(lambda x: torch.logcumsumexp(x * 40, 1)), cum_float)
+add("trunc_f32", lambda: Fn(lambda x: torch.trunc(x * 4)), randn(3, 5))
+add("trunc_f32_mid_graph", lambda: Fn(lambda x: torch.trunc(x.exp() * 3) - 1), randn(3, 5))
+for dtype, short in ((torch.int32, "i32"), (torch.int64, "i64")):
+    for mode in ("trunc", "floor"):
+        add(
+            f"div_{mode}_{short}_past_2_24",
+            lambda mode=mode: Fn(lambda a, b: torch.div(a, b, rounding_mode=mode)),
+            wide_int_pair(dtype),
+            short,
+        )
+add("floor_divide_i32_scalar", lambda: Fn(lambda a, b: a // 7), wide_int_pair(torch.int32), "i32")
+add(
+    "linalg_matrix_norm_ord2",
+    lambda: Fn(lambda x: torch.linalg.matrix_norm(x, ord=2)),
+    randn(3, 3),
+    non_core_aten=(aten._linalg_svd.default,),
+)
+
 CASE_BY_NAME = {case.name: case for case in CASES}
 assert len(CASE_BY_NAME) == len(CASES), "case names must be unique"
 
@@ -815,45 +901,17 @@ def _no_kernel(op: str) -> str:
     return f"and ExecuTorch's portable kernels have no {op} either"
 
 
-def _no_translation(op: str) -> str:
-    return f"OpenVINO's PyTorch frontend does not convert {op}, " + _no_kernel(op)
-
-
-def _nowhere(names: List[str], op: str, reason: str) -> Dict[str, RunsNowhere]:
-    return {name: RunsNowhere(op, reason) for name in names}
-
-
 # Cases that lower (the partitioner leaves their op on the CPU) but cannot load:
-# Program.load_method fails with 0x14 (OperatorMissing). Counted with a full
-# one-program-per-case sweep; test_op_variant_sweep.py checks that each op stays on the CPU.
+# Program.load_method fails with 0x14 (OperatorMissing), and lowering warns about it
+# (partition/missing_kernels.py). test_op_variant_sweep.py checks that each op stays on the CPU.
+# Only ops with no exact OpenVINO form are left here.
 RUNS_NOWHERE: Dict[str, RunsNowhere] = {
-    **_nowhere(
-        ["avgpool3d_k3_s2_p1_ceil1_cip1", "avgpool3d_k2_s2_ceil_nopad"],
-        "aten::avg_pool3d",
-        "ceil_mode with count_include_pad adds a last window past the padding, which OpenVINO averages "
-        "over the whole kernel and PyTorch over the padded input, " + _no_kernel("avg_pool3d"),
+    # matrix_norm of order 2 is the largest singular value, which needs an iterative
+    # decomposition OpenVINO has no op for (ord="nuc", their sum, likewise).
+    "linalg_matrix_norm_ord2": RunsNowhere(
+        "aten::_linalg_svd",
+        "singular values have no exact OpenVINO form (no SVD op, and no closed form past 2x2), "
+        + _no_kernel("_linalg_svd"),
     ),
-    **_nowhere(
-        ["avgpool3d_k3_s2_p1_ceil_divisor5"],
-        "aten::avg_pool3d",
-        "OpenVINO's frontend refuses divisor_override, and the rewrite into a plain average leaves a "
-        "ceil-mode window past the padding alone, " + _no_kernel("avg_pool3d"),
-    ),
-    **_nowhere(
-        ["interp2d_bicubic_ac0_antialias_down", "interp2d_bicubic_ac1_antialias_down", "interp2d_bicubic_antialias_up"],
-        "aten::_upsample_bicubic2d_aa",
-        _no_translation("_upsample_bicubic2d_aa"),
-    ),
-    **_nowhere(
-        [name for name in CASE_BY_NAME if name.startswith("scatter_reduce_")],
-        "aten::scatter_reduce",
-        _no_translation("scatter_reduce.two"),
-    ),
-    **{
-        name: RunsNowhere(f"aten::{op}", _no_translation(op))
-        for op in ("cumprod", "cummax", "cummin", "logcumsumexp")
-        for name in CASE_BY_NAME
-        if name.startswith(op + "_")
-    },
 }
 assert set(RUNS_NOWHERE) <= set(CASE_BY_NAME), "RUNS_NOWHERE names a case that does not exist"

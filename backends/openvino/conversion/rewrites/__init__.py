@@ -19,8 +19,8 @@ import torch
 import openvino as ov
 
 from .bool_casts import cast_to_bool_as_not_equal
-from .exact_integer_division import divide_integers_exactly
 from .exact_integer_comparisons import compare_integers_exactly
+from .exact_integer_division import divide_integers_exactly
 from .fully_masked_attention import zero_fully_masked_attention_rows
 from .greater_as_less import compare_greater_as_less
 from .index_bounds import mark_index_inputs

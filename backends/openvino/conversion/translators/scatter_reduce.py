@@ -5,11 +5,14 @@ portable kernels have no ``scatter_reduce``, so it ran nowhere. OpenVINO's
 ScatterElementsUpdate-12 has the same reductions, with ``use_init_val`` for
 ``include_self``; checked against eager PyTorch 2.13 on the CPU plugin:
 
-- ``sum``, ``prod``, ``mean`` and (without NaN) ``amax``, ``amin`` give PyTorch's values
-  for float32, int32 and int64 (within int32: README, Known limits), duplicates
-  included; integer ``mean`` rounds down (``-11 / 3`` gives -4) in both; ``mean``
-  with ``include_self`` counts ``self`` as one more value in both; positions no index
-  names keep ``self``, with or without ``include_self``; an empty index changes nothing;
+- ``sum``, ``prod``, float ``mean`` and (without NaN) ``amax``, ``amin`` give PyTorch's
+  values for float32, int32 and int64 (within int32: README, Known limits), duplicates
+  included; ``mean`` with ``include_self`` counts ``self`` as one more value in both;
+  positions no index names keep ``self``, with or without ``include_self``; an empty
+  index changes nothing;
+- an integer ``mean`` rounds down in PyTorch (``-11 / 3`` gives -4) and toward zero in
+  the plugin (-3): it is computed as the sum and the count, floor-divided (the Divide
+  is made exact by conversion/rewrites/exact_integer_division.py);
 - a NaN among the values reduced into a position makes ``amax``/``amin`` NaN in
   PyTorch, where the CPU plugin drops it (``max(2, NaN)`` gave 2): where a NaN source
   reaches a position (or ``self`` is NaN there and counted), the result is set to NaN;
@@ -52,6 +55,8 @@ def translate_scatter_reduce(context) -> List[ov.Output]:
     rank = data.get_partial_shape().rank.get_length()
     axis = ops.constant(np.int64(constant_argument(context, _DIM, 0) % max(rank, 1)))
     source = _cut_to(ops.convert_like(context.get_input(_SOURCE), data).output(0), index)
+    if reduce == "mean" and not data.get_element_type().is_real():
+        return [_integer_mean(data, index, source, axis, include_self).output(0)]
     result = ops.scatter_elements_update(data, index, source, axis, REDUCTIONS[reduce], include_self)
     if reduce in _EXTREMES and data.get_element_type().is_real():
         result = _with_nan_sources(result, data, index, source, axis, include_self)
@@ -78,3 +83,18 @@ def _with_nan_sources(result, data, index, source, axis, include_self: bool) -> 
         reached = ops.logical_or(reached, ops.is_nan(data))
     nan = ops.convert_like(ops.constant(np.float32(np.nan)), data)
     return ops.select(reached, nan, result)
+
+
+def _integer_mean(data, index, source, axis, include_self: bool) -> ov.Node:
+    """The floor of each position's sum over its count; positions nothing reaches keep `data`."""
+    total = ops.scatter_elements_update(data, index, source, axis, "sum", include_self)
+    ones = ops.broadcast(ops.convert_like(ops.constant(np.int32(1)), data), ops.shape_of(index, "i64"))
+    start = ops.convert_like(ops.constant(np.int32(1 if include_self else 0)), data)
+    count = ops.scatter_elements_update(ops.broadcast(start, ops.shape_of(data, "i64")), index, ones, axis, "sum", True)
+    zero, one = (ops.convert_like(ops.constant(np.int32(value)), data) for value in (0, 1))
+    reached = ops.greater(count, zero)
+    divisor = ops.maximum(count, one)
+    quotient = ops.divide(total, divisor)  # truncating; the divisor is positive
+    remainder = ops.subtract(total, ops.multiply(quotient, divisor))
+    floored = ops.subtract(quotient, ops.convert_like(ops.less(remainder, zero), data))
+    return ops.select(reached, floored, data)
