@@ -63,18 +63,27 @@ def _shifted(tensor: torch.Tensor, dim: int, places: int, fill) -> torch.Tensor:
 
 
 def inclusive_scan(
-    values: Sequence[torch.Tensor], dim: int, steps: int, fills: Sequence[object], combine: Combine
+    values: Sequence[torch.Tensor], dim: int, steps: int, fills: Optional[Sequence[object]], combine: Combine
 ) -> Tuple[torch.Tensor, ...]:
     """The inclusive scan of the tuples `values` along `dim` (the same shape each).
 
     ``combine(earlier, later)`` gives the summary of two adjacent runs; ``fills`` are
-    summaries that combine with any run to that run, shifted in at the start.
+    summaries that combine with any run to that run, shifted in at the start. Without
+    fills (None), positions with nothing ``2**k`` places before them keep their value.
     """
     current = tuple(values)
     for step in range(steps):
         places = 2**step
-        earlier = [_shifted(value, dim, places, fill) for value, fill in zip(current, fills)]
-        current = combine(earlier, current)
+        earlier = [
+            _shifted(value, dim, places, 0 if fills is None else fill) for value, fill in zip(current, fills or current)
+        ]
+        combined = combine(earlier, current)
+        if fills is None:
+            positions = [1] * current[0].dim()
+            positions[dim] = current[0].shape[dim]
+            has_earlier = torch.arange(current[0].shape[dim]).reshape(positions) >= places
+            combined = tuple(torch.where(has_earlier, new, old) for new, old in zip(combined, current))
+        current = combined
     return current
 
 
@@ -121,17 +130,21 @@ def _cumulative_extreme(x: torch.Tensor, dim: int, largest: bool):
     if steps is None or x.dtype.is_complex:
         return NotImplemented
     if x.dtype.is_floating_point:
-        fill = float("-inf") if largest else float("inf")
+        fills = (float("-inf") if largest else float("inf"), 0)
     elif x.dtype == torch.bool:
-        fill = not largest
+        fills = (not largest, 0)
+    elif x.dtype == torch.int64:
+        # int64's extremes do not survive OpenVINO's CPU plugin, which holds int64 in
+        # 32 bits (README, Known limits): positions with nothing before them are kept instead.
+        fills = None
     else:
-        fill = torch.iinfo(x.dtype).min if largest else torch.iinfo(x.dtype).max
+        fills = (torch.iinfo(x.dtype).min if largest else torch.iinfo(x.dtype).max, 0)
     positions = [1] * x.dim()
     positions[dim] = x.shape[dim]
     indices = torch.arange(x.shape[dim], dtype=torch.int64).reshape(positions).expand(x.shape)
     later_wins = torch.ge if largest else torch.le
     combine = _extreme_combine(later_wins, x.dtype.is_floating_point)
-    values, indices = inclusive_scan((x, indices), dim, steps, (fill, 0), combine)
+    values, indices = inclusive_scan((x, indices), dim, steps, fills, combine)
     return _like_input(values, source), _like_input(indices, source)
 
 

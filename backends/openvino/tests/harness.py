@@ -214,6 +214,19 @@ def assert_close(
         )
 
 
+def bitwise_equal(got: torch.Tensor, want: torch.Tensor) -> bool:
+    """Same dtype, shape and values, NaN where NaN and the sign of every zero: for results
+    PyTorch computes exactly (extremes, indices, selections, integers)."""
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False
+    if not want.is_floating_point():
+        return torch.equal(got, want)
+    nan = torch.isnan(want)
+    if not torch.equal(torch.isnan(got), nan):
+        return False
+    return torch.equal(got[~nan], want[~nan]) and torch.equal(torch.signbit(got[~nan]), torch.signbit(want[~nan]))
+
+
 def check_against_eager(
     module: torch.nn.Module,
     input_sets: Sequence[Inputs],

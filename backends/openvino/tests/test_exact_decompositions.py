@@ -16,21 +16,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 from executorch_openvino.decompositions import antialiased_resize, nan_ignoring_extremes, products, scans
+from harness import bitwise_equal
 
 SPECIAL = torch.tensor([0.0, -0.0, 1.0, -1.0, 2.0, float("nan"), float("inf"), -float("inf"), 0.5])
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.int8, torch.bool]
-
-
-def bitwise_equal(got: torch.Tensor, want: torch.Tensor) -> bool:
-    """Same dtype, shape and values, NaN where NaN and the sign of every zero."""
-    if got.dtype != want.dtype or got.shape != want.shape:
-        return False
-    if not want.is_floating_point():
-        return torch.equal(got, want)
-    nan = torch.isnan(want)
-    if not torch.equal(torch.isnan(got), nan):
-        return False
-    return torch.equal(got[~nan], want[~nan]) and torch.equal(torch.signbit(got[~nan]), torch.signbit(want[~nan]))
 
 
 def close(got: torch.Tensor, want: torch.Tensor, tolerance: float = 1e-5) -> bool:
