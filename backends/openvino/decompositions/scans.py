@@ -56,6 +56,15 @@ def largest_size(size) -> Optional[int]:
     return int(upper)
 
 
+def choose(condition: torch.Tensor, chosen: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    """``torch.where``, but for int32 and int64 written as ``other + (chosen - other) * condition``:
+    OpenVINO 2026.4.1's CPU plugin computes a Select fused with the comparison it reads in
+    float32, which lost int32 values past 2**24 (integer add, subtract and multiply are exact)."""
+    if chosen.dtype not in (torch.int32, torch.int64):
+        return torch.where(condition, chosen, other)
+    return torch.add(other, torch.mul(torch.sub(chosen, other), condition.to(chosen.dtype)))
+
+
 def _shifted(tensor: torch.Tensor, dim: int, places: int, fill) -> torch.Tensor:
     """`tensor` moved `places` along `dim` (towards the end), `fill` coming in at the start."""
     pad = [0, 0] * (tensor.dim() - 1 - dim) + [places, 0]
@@ -82,7 +91,7 @@ def inclusive_scan(
             positions = [1] * current[0].dim()
             positions[dim] = current[0].shape[dim]
             has_earlier = torch.arange(current[0].shape[dim]).reshape(positions) >= places
-            combined = tuple(torch.where(has_earlier, new, old) for new, old in zip(combined, current))
+            combined = tuple(choose(has_earlier, new, old) for new, old in zip(combined, current))
         current = combined
     return current
 
@@ -115,10 +124,7 @@ def _extreme_combine(later_wins: Callable[[torch.Tensor, torch.Tensor], torch.Te
         wins = later_wins(later_value, earlier_value)
         if floating:
             wins = torch.bitwise_or(wins, torch.isnan(later_value))
-        return (
-            torch.where(wins, later_value, earlier_value),
-            torch.where(wins, later_index, earlier_index),
-        )
+        return choose(wins, later_value, earlier_value), choose(wins, later_index, earlier_index)
 
     return combine
 

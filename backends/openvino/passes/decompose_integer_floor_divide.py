@@ -3,8 +3,9 @@
 OpenVINO's CPU plugin (seen on 2026.4.1) computes an integer
 ``div(x, y, rounding_mode="floor")`` as a truncating division: ``-7 // 2`` comes
 out as -3, not -4, for int32 and int64 alike, without an error. Its truncating
-division is right, so the floor is rebuilt from it: the quotient goes one down
-where the remainder is not zero and its sign differs from the divisor's.
+division is right (exact at every size: conversion/rewrites/exact_integer_division.py),
+so the floor is rebuilt from it: the quotient goes one down where the remainder is
+not zero and its sign differs from the divisor's.
 """
 
 from __future__ import annotations
@@ -43,17 +44,13 @@ def decompose_integer_floor_divide(graph_module: torch.fx.GraphModule) -> torch.
             remainder_negative = graph.call_function(aten.lt.Scalar, (remainder, 0))
             divisor_negative = graph.call_function(aten.lt.Scalar, (divisor, 0))
             signs_differ = graph.call_function(aten.ne.Tensor, (remainder_negative, divisor_negative))
-            # Nested selects instead of logical_and, which the frontend does not convert.
+            # One less, as arithmetic: OpenVINO's CPU plugin computes a Select fused with
+            # the comparison it reads in float32 (2026.4.1), which lost int32 quotients past
+            # 2**24; bitwise_and, as the frontend does not convert logical_and.
+            one_less = graph.call_function(aten.bitwise_and.Tensor, (inexact, signs_differ))
             floored = graph.call_function(
-                aten.where.self,
-                (
-                    signs_differ,
-                    graph.call_function(
-                        aten.where.self,
-                        (inexact, graph.call_function(aten.add.Scalar, (quotient, -1)), quotient),
-                    ),
-                    quotient,
-                ),
+                aten.sub.Tensor,
+                (quotient, graph.call_function(aten._to_copy.default, (one_less,), {"dtype": node.meta["val"].dtype})),
             )
         floored.meta = dict(node.meta)
         node.replace_all_uses_with(floored)

@@ -21,7 +21,6 @@ import openvino as ov
 from .bool_casts import cast_to_bool_as_not_equal
 from .exact_integer_comparisons import compare_integers_exactly
 from .exact_integer_division import divide_integers_exactly
-from .exact_integer_selects import select_integers_exactly
 from .fully_masked_attention import zero_fully_masked_attention_rows
 from .greater_as_less import compare_greater_as_less
 from .index_bounds import mark_index_inputs
@@ -121,8 +120,6 @@ REWRITES: List[Rewrite] = [
     _same_model(keep_infinite_extremes),
     _same_model(zero_fully_masked_attention_rows),
     _same_model(interpolate_with_half_pixel_centres),
-    # Last: every integer Select the rewrites above made is made exact too.
-    _same_model(select_integers_exactly),
 ]
 
 

@@ -15,7 +15,9 @@ computes, exactly:
   ``[-|a|, 0]``: it does not overflow, and integer multiply and subtract are exact;
 - a second such estimate on that remainder leaves less than two divisors, and one
   comparison with zero (exact in the plugin at any size) takes the last unit;
-- the quotient's sign is the signs' difference.
+- the quotient's sign is the signs' difference;
+- the choices between values are arithmetic (``select_integers``): the plugin
+  computes a Select fused with its comparison in float32.
 
 Floor division is built on it before (integer_floor_division.py, and
 passes/decompose_integer_floor_divide.py for tensors). int64 values past the int32
@@ -35,7 +37,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
-from .model_edits import scalar_like
+from .model_edits import scalar_like, select_integers
 
 _WIDE_INTEGERS = frozenset({ov.Type.i32, ov.Type.i64})
 # Below 1 by more than float32's error on a quotient of two roundings (see the module).
@@ -59,8 +61,8 @@ def _exact_truncation(dividend: ov.Output, divisor: ov.Output) -> ov.Output:
     zero = scalar_like(dividend, 0)
     dividend_negative = ov_ops.less(dividend, zero)
     divisor_negative = ov_ops.less(divisor, zero)
-    dividend_magnitude = ov_ops.select(dividend_negative, dividend, ov_ops.negative(dividend))  # -|a|
-    divisor_magnitude = ov_ops.select(divisor_negative, divisor, ov_ops.negative(divisor))  # -|b|
+    dividend_magnitude = select_integers(dividend_negative, dividend, ov_ops.negative(dividend))  # -|a|
+    divisor_magnitude = select_integers(divisor_negative, divisor, ov_ops.negative(divisor))  # -|b|
     divisor_float = ov_ops.convert(divisor_magnitude, "f32")
 
     first = _underestimate(dividend_magnitude, divisor_float)
@@ -72,12 +74,12 @@ def _exact_truncation(dividend: ov.Output, divisor: ov.Output) -> ov.Output:
         ov_ops.less_equal(ov_ops.subtract(remainder, divisor_magnitude), zero), dividend.get_element_type()
     )
     magnitude = ov_ops.add(ov_ops.add(first, second), last)
-    quotient = ov_ops.select(
-        ov_ops.not_equal(dividend_negative, divisor_negative), ov_ops.negative(magnitude), magnitude
+    quotient = select_integers(
+        ov_ops.not_equal(dividend_negative, divisor_negative), ov_ops.negative(magnitude).output(0), magnitude.output(0)
     )
     if divisor.get_node().get_type_name() != "Constant":
-        quotient = ov_ops.add(quotient, _zero_divisor_check(divisor))
-    return quotient.output(0)
+        quotient = ov_ops.add(quotient, _zero_divisor_check(divisor)).output(0)
+    return quotient
 
 
 def _underestimate(negative_magnitude: ov.Output, divisor_float: ov.Output) -> ov.Node:

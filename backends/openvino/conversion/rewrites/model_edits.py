@@ -28,3 +28,16 @@ def put_after(output: ov.Output, replacement: ov.Output) -> None:
     """
     output.replace(replacement)  # leaves the replacement's own input alone
     output.get_tensor().set_names(set())
+
+
+def select_integers(condition: ov.Output, chosen: ov.Output, other: ov.Output) -> ov.Output:
+    """``Select(condition, chosen, other)`` for int32/int64 values, written as ``other + (chosen - other) * condition``.
+
+    OpenVINO 2026.4.1's CPU plugin fuses a comparison and the Select that reads it into
+    one eltwise kernel that computes the Select in float32: ``where(x != 0, a, b)`` of
+    int32 gave -2**31 for 2**31 - 1. Integer subtract, multiply and add are exact (they
+    wrap, so the sum gives ``chosen`` back exactly).
+    """
+    element_type = chosen.get_element_type()
+    taken = ov_ops.convert(condition, element_type)
+    return ov_ops.add(other, ov_ops.multiply(ov_ops.subtract(chosen, other), taken)).output(0)

@@ -12,7 +12,8 @@ ScatterElementsUpdate-12 has the same reductions, with ``use_init_val`` for
   index changes nothing;
 - an integer ``mean`` rounds down in PyTorch (``-11 / 3`` gives -4) and toward zero in
   the plugin (-3): it is computed as the sum and the count, floor-divided (the Divide
-  is made exact by conversion/rewrites/exact_integer_division.py);
+  is made exact by conversion/rewrites/exact_integer_division.py), and positions
+  nothing reaches are chosen arithmetically (``select_integers``);
 - a NaN among the values reduced into a position makes ``amax``/``amin`` NaN in
   PyTorch, where the CPU plugin drops it (``max(2, NaN)`` gave 2): where a NaN source
   reaches a position (or ``self`` is NaN there and counted), the result is set to NaN;
@@ -35,6 +36,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
+from ..rewrites.model_edits import select_integers
 from .context import constant_argument, string_argument
 
 # scatter_reduce.two(self, dim, index, src, reduce, *, include_self=True)
@@ -56,7 +58,7 @@ def translate_scatter_reduce(context) -> List[ov.Output]:
     axis = ops.constant(np.int64(constant_argument(context, _DIM, 0) % max(rank, 1)))
     source = _cut_to(ops.convert_like(context.get_input(_SOURCE), data).output(0), index)
     if reduce == "mean" and not data.get_element_type().is_real():
-        return [_integer_mean(data, index, source, axis, include_self).output(0)]
+        return [_integer_mean(data, index, source, axis, include_self)]
     result = ops.scatter_elements_update(data, index, source, axis, REDUCTIONS[reduce], include_self)
     if reduce in _EXTREMES and data.get_element_type().is_real():
         result = _with_nan_sources(result, data, index, source, axis, include_self)
@@ -85,7 +87,7 @@ def _with_nan_sources(result, data, index, source, axis, include_self: bool) -> 
     return ops.select(reached, nan, result)
 
 
-def _integer_mean(data, index, source, axis, include_self: bool) -> ov.Node:
+def _integer_mean(data, index, source, axis, include_self: bool) -> ov.Output:
     """The floor of each position's sum over its count; positions nothing reaches keep `data`."""
     total = ops.scatter_elements_update(data, index, source, axis, "sum", include_self)
     ones = ops.broadcast(ops.convert_like(ops.constant(np.int32(1)), data), ops.shape_of(index, "i64"))
@@ -97,4 +99,4 @@ def _integer_mean(data, index, source, axis, include_self: bool) -> ov.Node:
     quotient = ops.divide(total, divisor)  # truncating; the divisor is positive
     remainder = ops.subtract(total, ops.multiply(quotient, divisor))
     floored = ops.subtract(quotient, ops.convert_like(ops.less(remainder, zero), data))
-    return ops.select(reached, floored, data)
+    return select_integers(reached.output(0), floored.output(0), data)
