@@ -28,7 +28,7 @@ the full run computes.
 
 Run: OMP_WAIT_POLICY=PASSIVE nice -n 10 python benchmarks/operator_suite.py \\
          [-k EXPRESSION] [--json PATH] [--markdown PATH] [--run-3d-convolutions] [--seed N] [-v]
-     (the whole suite: 15 minutes of CPU time, 23 minutes on a shared 2-core Xeon)
+     (the whole suite: 15-18 minutes of CPU time; 23 and 58 minutes on a shared 2-core Xeon)
 """
 
 from __future__ import annotations
