@@ -185,8 +185,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument(
         "--dynamic-quantization-group-size",
         type=int,
-        help="quantize the activations of compressed-weight layers to int8 in groups of this many channels "
-        "(faster on CPUs with VNNI or AMX, further from eager; off by default at f32)",
+        help="quantize the activations of compressed-weight layers to int8 in groups of this many channels on CPUs "
+        "with VNNI or AMX (OpenVINO's default, 32, without it; 0 keeps them f32: the compressed model's values)",
     )
     parser.add_argument("--bos-id", type=int, default=1)
     parser.add_argument("--eos-id", type=int, action="append", help="repeat for several; default 2")
