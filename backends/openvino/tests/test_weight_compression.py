@@ -115,14 +115,15 @@ def test_int8_weights_reach_openvino_in_eight_bits(tmp_path, mode, eight_bit_typ
 def test_compressed_layers_quantize_their_activations_by_default(tmp_path, mode):
     # A user who compressed weights chose approximate numbers: by default OpenVINO runs
     # those layers as it runs them alone, with int8 activations on CPUs with VNNI or
-    # AMX, which moves the outputs by about 1e-3 of their range.
+    # AMX, which moves the outputs by 5e-3 to 9e-3 of their range (f32 activations:
+    # 2e-4 to 4e-4, from the float16 scales; Intel Xeon with AMX).
     compressed = _compressed(mode, group_size=32) if mode.startswith("INT4") else _compressed(mode)
     method = lower(compressed, (torch.randn(2, 128),), tmp_path).load_method()
     for seed in (1, 2):
         x = torch.randn(2, 128, generator=torch.Generator().manual_seed(seed))
         [ours], [expected] = run(method, (x,)), eager(compressed, (x,))
         relative_error = float((ours - expected).abs().max() / expected.abs().max())
-        assert 1e-5 < relative_error < 3e-2, f"relative error {relative_error}"
+        assert 2e-3 < relative_error < 3e-2, f"relative error {relative_error}"
 
 
 def test_a_dynamic_quantization_group_size_of_zero_gives_the_compressed_models_values(tmp_path):
