@@ -105,6 +105,7 @@ REWRITES: List[Rewrite] = [
     _separate_returned_inputs,
     # Eager PyTorch's values where OpenVINO computes otherwise.
     _same_model(separate_weights_read_both_ways),
+    # Before the integer comparisons, which make its NotEqual exact.
     _same_model(floor_integer_divisions),
     # Before the integer comparisons, which make its Less exact.
     _same_model(refuse_scatter_indices_below_range),
