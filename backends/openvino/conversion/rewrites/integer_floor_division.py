@@ -32,12 +32,14 @@ from __future__ import annotations
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from ...workarounds import works_around
 from .model_edits import scalar_like
 
 #: In the friendly name the frontend gives the nodes it makes for Python's ``//``.
 FLOOR_DIVISION_NAME = "<built-in function floordiv>"
 
 
+@works_around("integer_floor_division")
 def floor_integer_divisions(model: ov.Model) -> None:
     """Rebuilds each signed integer floor division from a truncating one, in place."""
     changed = False
