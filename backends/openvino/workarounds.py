@@ -77,8 +77,8 @@ _ENTRIES = (
     Workaround(
         "constant_integer_cumsum",
         "CPU plugin",
-        "gives an int64 CumSum of a Constant wrong results from the second or third inference on: each "
-        "call adds the earlier calls' results",
+        "lets the Add after an int64 CumSum of a Constant write into the CumSum's stored result: "
+        "cumsum([1, 1, 0, 1]) + k over calls k = 0, 1, 2, 3 gave cumsum + 0, 1, 3, 6",
         ("passes.fold_miscomputed_constants.fold_miscomputed_constants",),
     ),
     Workaround(
@@ -287,7 +287,7 @@ _ENTRIES = (
         "attention_enable_gqa_ignored",
         "PyTorch frontend",
         "ignores scaled_dot_product_attention's enable_gqa in a torch.export graph: keys and values with "
-        "fewer heads than the queries fail at inference",
+        "fewer heads than the queries fail (at conversion with static shapes)",
         ("partition.kept_whole.converts_whole",),
     ),
     Workaround(
