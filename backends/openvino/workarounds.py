@@ -64,8 +64,7 @@ _ENTRIES = (
     Workaround(
         "float_truncation_through_int32",
         "PyTorch frontend",
-        "truncates a float division by converting the quotient to an integer, which the CPU plugin holds in "
-        "32 bits: trunc(1e10 / 1) gives -2**31",
+        "truncates a float division by converting the quotient to int32 and back: trunc(1e10 / 1) gives -2**31",
         ("passes.exact_float_rounded_division.exact_float_rounded_division",),
     ),
     Workaround(
