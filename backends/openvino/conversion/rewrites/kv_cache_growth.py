@@ -32,6 +32,8 @@ import openvino as ov
 import openvino.opset13 as ov_ops
 from openvino.op.util import Variable, VariableInfo
 
+from ...workarounds import not_a_workaround
+
 logger = logging.getLogger(__name__)
 
 #: The name the positions input gets, followed by ".max=<cache length>"; the C++
@@ -89,6 +91,7 @@ class _Positions:
         return name
 
 
+@not_a_workaround("a speed-up: the KV cache OpenVINO's own LLM pipelines use")
 def grow_kv_caches(model: ov.Model) -> ov.Model:
     """Rewrites every cache of `model` that matches the pattern; returns the model."""
     writes = [write for write in map(_match, model.get_sinks()) if write is not None]
