@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import logging
 import re
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import sympy
 import torch
@@ -27,6 +27,7 @@ from .index_bounds import mark_index_inputs
 from .kv_cache_growth import grow_kv_caches
 from .op_support import DIM_ORDER_OPS, op_name
 from .passes import run_passes
+from .profiling import node_debug_handles
 from .translators import conversion_extensions
 
 logger = logging.getLogger(__name__)
@@ -81,13 +82,19 @@ def convert_with_frontend(
     return frontend.convert(frontend.load(decoder))
 
 
-def to_openvino_model(edge_program: ExportedProgram) -> ov.Model:
+def to_openvino_model(
+    edge_program: ExportedProgram, debug_handles: Optional[Dict[str, Tuple[int, ...]]] = None
+) -> ov.Model:
     """Converts an edge partition (or a whole edge program) into an openvino.Model.
 
     Weights become constants of the model; its parameters are the partition's
     inputs, in order, with the dtypes and shape ranges the program was exported with.
+    A `debug_handles` dict receives the edge debug handles of the converted graph's
+    nodes, by the node names that start the model's op names (profiling.py).
     """
     graph_module = to_graph_module(edge_program)
+    if debug_handles is not None:
+        debug_handles.update(node_debug_handles(graph_module))
     output_node = graph_module.graph.output_node()
     expected_outputs = [arg.meta.get("val") for arg in output_node.args[0]]
     output_positions = return_each_value_once(graph_module)
