@@ -94,7 +94,7 @@ def to_openvino_model(
     """
     graph_module = to_graph_module(edge_program)
     if debug_handles is not None:
-        debug_handles.update(node_debug_handles(graph_module))
+        debug_handles.update(node_debug_handles(edge_program.graph, graph_module))
     output_node = graph_module.graph.output_node()
     expected_outputs = [arg.meta.get("val") for arg in output_node.args[0]]
     output_positions = return_each_value_once(graph_module)

@@ -5,6 +5,7 @@ performance counters (docs/profiling.md)."""
 
 from __future__ import annotations
 
+import copy
 import statistics
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from executorch.exir.lowered_backend_module import LoweredBackendModule
 from executorch.runtime import Runtime
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
 from executorch_openvino.node_names import op_name
-from executorch_openvino.profiling import layer_metadata
+from executorch_openvino.profiling import layer_metadata, node_debug_handles
 from harness import eager, lower, run
 from models import small_llama
 
@@ -208,3 +209,40 @@ def test_a_delegate_loaded_without_a_tracer_compiles_without_performance_counter
     result = subprocess.run(command + (["--one-token"] if one_token else []), capture_output=True, text=True)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
     assert "all checks passed" in result.stdout
+
+
+def _graph_with_handles(module: torch.nn.Module) -> torch.fx.GraphModule:
+    """`module` traced, each op node given the debug handle of its place (1, 2, ...)."""
+    graph_module = torch.fx.symbolic_trace(module)
+    for handle, node in enumerate((n for n in graph_module.graph.nodes if n.op == "call_function"), start=1):
+        node.meta["debug_handle"] = handle
+    return graph_module
+
+
+class MulAddPermute(torch.nn.Module):
+    def forward(self, x):
+        return torch.permute(x * 2 + 1, (1, 0))
+
+
+def test_a_node_a_pass_added_takes_the_handles_of_the_nodes_it_replaced():
+    edge = _graph_with_handles(MulAddPermute())  # mul 1, add 2, permute 3
+    prepared = copy.deepcopy(edge)
+    graph = prepared.graph
+    mul, add, permute = [node for node in graph.nodes if node.op == "call_function"]
+    with graph.inserting_before(permute):
+        fused = graph.call_function(torch.addcmul, (mul.args[0], mul.args[0], mul.args[0]))
+    add.replace_all_uses_with(fused)
+    graph.erase_node(add)
+    graph.erase_node(mul)
+    assert node_debug_handles(edge.graph, prepared)[fused.name] == (1, 2)
+
+
+def test_a_node_a_pass_put_before_an_op_takes_the_handles_of_that_op():
+    edge = _graph_with_handles(MulAddPermute())
+    prepared = copy.deepcopy(edge)
+    graph = prepared.graph
+    add = [node for node in graph.nodes if node.op == "call_function"][1]
+    with graph.inserting_before(add):
+        cast = graph.call_function(torch.Tensor.float, (add.args[0],))
+    add.replace_input_with(add.args[0], cast)
+    assert node_debug_handles(edge.graph, prepared)[cast.name] == (2,)
