@@ -27,17 +27,18 @@ bool all_typed(const Ports& ports, const char* kind) {
 }
 
 // Whether a call with `tracer` logs its layers' events: when the model counts
-// their times. A method loaded without a tracer was compiled without the counters;
-// a call that has one all the same (a runtime of its own can do that) says so
-// once, at Debug level: its counters are not turned on after the load.
+// their times. A method loaded without a tracer was compiled without the counters
+// (as is one on a device that does not say whether it counts); a call that has a
+// tracer all the same (a runtime of its own can do that) says so once, at Debug
+// level: the counters are not turned on after the load.
 bool logs_layer_events(ModelRun& run, EventTracer* tracer) {
   if (tracer == nullptr) {
     return false;
   }
   if (!run.layer_events && !run.told_no_layer_events) {
     ET_LOG(Debug,
-           "OpenVINO delegate: compiled without OpenVINO's performance counters (loaded without an event "
-           "tracer); its calls log no per-layer events");
+           "OpenVINO delegate: this model was compiled without OpenVINO's performance counters (loaded "
+           "without an event tracer); its calls log no per-layer events");
     run.told_no_layer_events = true;
   }
   return run.layer_events.has_value();
