@@ -1,11 +1,14 @@
 #include "layer_events.h"
 
 #include <cstdio>
+#include <vector>
 
 #include <executorch/runtime/core/event_tracer_hooks_delegate.h>
 #include <executorch/runtime/platform/platform.h>
 #include <openvino/runtime/profiling_info.hpp>
 #include <openvino/runtime/properties.hpp>
+
+#include "openvino_error.h"
 
 namespace executorch_openvino {
 
@@ -53,18 +56,35 @@ bool counts_layer_times(const ov::CompiledModel& compiled) noexcept {
 }
 
 LayerEvents::LayerEvents(const ov::CompiledModel& compiled) {
-  for (const auto& layer : compiled.get_runtime_model()->get_ordered_ops()) {
-    const auto& info = layer->get_rt_info();
-    const auto precision = info.find(kRuntimePrecision);
-    if (precision != info.end()) {
-      precision_by_layer_.emplace(layer->get_friendly_name(), precision->second.as<std::string>());
+  try {
+    for (const auto& layer : compiled.get_runtime_model()->get_ordered_ops()) {
+      const auto& info = layer->get_rt_info();
+      const auto precision = info.find(kRuntimePrecision);
+      if (precision != info.end()) {
+        precision_by_layer_.emplace(layer->get_friendly_name(), precision->second.as<std::string>());
+      }
     }
+  } catch (const std::exception& e) {
+    // Profiling must not stop a load: the events then name no precision.
+    precision_by_layer_.clear();
+    log_openvino_error("OpenVINO delegate: the layers' precisions cannot be read; the layer events name none", e);
   }
 }
 
 void LayerEvents::log(EventTracer* tracer, const ov::InferRequest& request, et_timestamp_t inference_start) {
+  std::vector<ov::ProfilingInfo> layers;
+  try {
+    layers = request.get_profiling_info();
+  } catch (const std::exception& e) {
+    // Profiling must not fail a call that computed its outputs.
+    if (!told_unreadable_) {
+      log_openvino_error("OpenVINO delegate: the layers' times cannot be read; no layer events", e);
+      told_unreadable_ = true;
+    }
+    return;
+  }
   et_timestamp_t start = inference_start;
-  for (const ov::ProfilingInfo& layer : request.get_profiling_info()) {
+  for (const ov::ProfilingInfo& layer : layers) {
     if (layer.status != ov::ProfilingInfo::Status::EXECUTED) {
       continue;  // fused into another layer, or a constant
     }
