@@ -52,7 +52,7 @@ class Profiled:
         self.model = ConvThenLinear().eval()
         exported = torch.export.export(self.model, _inputs(0))
         edge = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner()], generate_etrecord=True)
-        manager = edge.to_executorch()
+        self.manager = manager = edge.to_executorch()
         edge_graph = manager.get_etrecord().edge_dialect_program.graph
         self.edge_ops = {op_name(node) for node in edge_graph.nodes if node.op == "call_function"}
         self.pte, self.etrecord, self.etdump = folder / "model.pte", folder / "model.etrecord", folder / "model.etdp"
@@ -186,10 +186,10 @@ def test_the_runners_etdump_is_read_by_the_inspector(profiled, tmp_path):
     assert all(len(layer.perf_data.raw) == 2 and layer.debug_handles for layer in layers)
 
 
-def _blob_file(program, folder: Path) -> Path:
+def _blob_file(manager, folder: Path) -> Path:
     [module] = [
         module
-        for module in program.manager.exported_program().graph_module.modules()
+        for module in manager.exported_program().graph_module.modules()
         if isinstance(module, LoweredBackendModule) and module.backend_id == BACKEND_ID
     ]
     path = folder / "blob.bin"
@@ -204,8 +204,8 @@ def test_a_delegate_loaded_without_a_tracer_compiles_without_performance_counter
     from cpp_build import cpp_programs
 
     programs = cpp_programs()
-    program = llama_program if one_token else lower(ConvThenLinear().eval(), _inputs(0), tmp_path)
-    command = [str(programs.layer_counters_test), str(_blob_file(program, tmp_path))]
+    manager = llama_program.manager if one_token else profiled.manager
+    command = [str(programs.layer_counters_test), str(_blob_file(manager, tmp_path))]
     result = subprocess.run(command + (["--one-token"] if one_token else []), capture_output=True, text=True)
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
     assert "all checks passed" in result.stdout
