@@ -10,7 +10,7 @@ Command line, for the Llama of ExecuTorch's examples::
 
     python -m executorch_openvino.llm.export --params params.json \\
         [--checkpoint model.pth] --output llama.pte --precision bf16 \\
-        [--weight-compression int4_sym --group-size 128]
+        [--weight-compression int4_sym --group-size 128] [--etrecord llama.etrecord]
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ def export_llm(
     bos_id: int = 1,
     eos_ids: Sequence[int] = (2,),
     weight_compression: Optional[Mapping[str, Any]] = None,
+    generate_etrecord: bool = False,
 ) -> ExecutorchProgramManager:
     """Exports and lowers a KV-cache decoder called as ``model(tokens, {"input_pos": pos})``.
 
@@ -71,6 +72,9 @@ def export_llm(
             ``quantization`` extra), such as ``{"mode": "int4_sym", "group_size": 128}``;
             the mode is a ``nncf.CompressWeightsMode`` or its value. OpenVINO then
             receives 4-bit or 8-bit weights (quantization/compressed_weights.py).
+        generate_etrecord: also record an ETRecord (``program.get_etrecord()``), which
+            ``executorch.devtools.Inspector`` reads with an ETDump to relate OpenVINO's
+            layers to the model's operators (docs/profiling.md).
 
     Example::
 
@@ -103,6 +107,7 @@ def export_llm(
             exported,
             partitioner=[OpenvinoPartitioner(compile_specs)],
             constant_methods=runner_metadata(args, bos_id, eos_ids),
+            generate_etrecord=generate_etrecord,
         )
     return edge.to_executorch()
 
@@ -188,6 +193,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         help="quantize the activations of compressed-weight layers to int8 in groups of this many channels on CPUs "
         "with VNNI or AMX (OpenVINO's default, 32, without it; 0 keeps them f32: the compressed model's values)",
     )
+    parser.add_argument(
+        "--etrecord", type=Path, help="also write an ETRecord there, for executorch.devtools.Inspector (profiling)"
+    )
     parser.add_argument("--bos-id", type=int, default=1)
     parser.add_argument("--eos-id", type=int, action="append", help="repeat for several; default 2")
     options = parser.parse_args(argv)
@@ -230,9 +238,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         bos_id=options.bos_id,
         eos_ids=options.eos_id or [2],
         weight_compression=compression,
+        generate_etrecord=options.etrecord is not None,
     )
     options.output.write_bytes(program.buffer)
     logger.info("wrote %s (%.1f MB)", options.output, len(program.buffer) / 1e6)
+    if options.etrecord is not None:
+        program.get_etrecord().save(str(options.etrecord))
+        logger.info("wrote %s", options.etrecord)
 
 
 if __name__ == "__main__":

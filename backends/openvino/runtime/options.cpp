@@ -272,6 +272,11 @@ ov::AnyMap compile_config(const CompileSettings& options) {
   if (options.inference_num_threads >= 0) {
     config[ov::inference_num_threads.name()] = options.inference_num_threads;
   }
+  if (options.count_layer_times) {
+    // Not part of OpenVINO's model cache key, and applied to a model imported from
+    // the cache (2026.4.1): one cache entry serves loads with and without it.
+    config[ov::enable_profiling.name()] = true;
+  }
   return config;
 }
 

@@ -31,6 +31,9 @@ struct CompileSettings {
   bool one_token_model = false;
   // Set at load, not by a spec: 8-bit layers on float kernels (quantized_layers.h).
   bool float_kernels_for_quantized_layers = false;
+  // Set at load, not by a spec: OpenVINO's performance counters, on when the method
+  // is loaded with an event tracer (layer_events.h).
+  bool count_layer_times = false;
 };
 
 /// The load options (keys in backend.h): settings that win over what the program
