@@ -161,6 +161,10 @@ def _match(assign: ov.Node) -> Optional[_CacheWrite]:
         return None
     attention = _attention_reading(back.output(0), exclude=assign)
     if attention is None:
+        logger.info(
+            "OpenVINO delegate: a KV cache is kept as written: it is read by ops other than attention "
+            "(ScaledDotProductAttention), such as attention computed by matrix products"
+        )
         return None
     if axis == 0 or shape[0].get_length() != 1:
         # The past is gathered along axis 0 with a one-element beam index: batch 1 only.

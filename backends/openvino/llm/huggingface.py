@@ -282,6 +282,8 @@ def export_huggingface_llm(
     compile_specs: Optional[List[CompileSpec]] = None,
     weight_compression: Optional[Mapping[str, Any]] = None,
     dtype: torch.dtype = torch.float32,
+    bos_id: Optional[int] = None,
+    eos_ids: Optional[Sequence[int]] = None,
 ) -> ExecutorchProgramManager:
     """Exports a Hugging Face causal LM for ExecuTorch's LLM runner, lowered to OpenVINO.
 
@@ -294,8 +296,8 @@ def export_huggingface_llm(
         weight_compression: as :func:`export_llm`'s, such as
             ``{"mode": "int4_sym", "group_size": 128}`` (the ``quantization`` extra).
         dtype: the dtype a folder's weights are loaded in.
-
-    The bos and eos ids come from the model's generation config (else its config).
+        bos_id, eos_ids: recorded for the runner; by default the model's generation
+            config's (else its config's).
 
     Example::
 
@@ -311,13 +313,13 @@ def export_huggingface_llm(
         vocab_size=config.vocab_size,
         enable_dynamic_shape=dynamic_shape,
     )
-    bos, eos_ids = special_token_ids(model)
+    configured_bos, configured_eos = special_token_ids(model)
     decoder = HuggingFaceDecoder(model, max_seq_len, dynamic_shape)
     return export_llm(
         decoder,
         settings,
         compile_specs=compile_specs,
-        bos_id=bos,
-        eos_ids=eos_ids,
+        bos_id=configured_bos if bos_id is None else bos_id,
+        eos_ids=configured_eos if eos_ids is None else list(eos_ids),
         weight_compression=weight_compression,
     )
