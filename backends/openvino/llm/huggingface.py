@@ -139,65 +139,44 @@ class HuggingFaceDecoder(torch.nn.Module):
 
     def __init__(self, model: torch.nn.Module, max_seq_len: int, dynamic_shape: bool = True) -> None:
         super().__init__()
-        transformers = require_transformers()
-        from transformers import cache_utils, configuration_utils, masking_utils
+        require_transformers()
+        from transformers import cache_utils, configuration_utils
 
         config = model.config.get_text_config()
+        name = type(model).__name__
+        if config._attn_implementation not in ("sdpa", "eager"):
+            raise ValueError(
+                f"{name}: attention implementation {config._attn_implementation!r}; load the model with "
+                "attn_implementation='sdpa' (or 'eager')"
+            )
+        if getattr(config, "use_bidirectional_attention", False):
+            raise ValueError(f"{name}: bidirectional attention is not a causal decoder's")
         self.model = model
         self.max_seq_len = max_seq_len
         self.dynamic_shape = dynamic_shape
         self._positions: Optional[torch.Tensor] = None
-        layer_types, layer_kwargs = cache_utils.get_layer_types_and_kwargs(config)
-        unsupported = sorted(set(layer_types) - {FULL, SLIDING})
-        if unsupported:
-            raise ValueError(
-                f"{type(model).__name__}: layers of type {', '.join(unsupported)} are not supported; "
-                f"the OpenVINO export keeps caches for {FULL} and {SLIDING} layers"
-            )
-        if getattr(config, "use_bidirectional_attention", False):
-            raise ValueError(f"{type(model).__name__}: bidirectional attention is not a causal decoder's")
+        layer_types, windows = _layer_types_and_windows(name, config)
         kv_heads, head_dims = configuration_utils.get_head_shapes(config)
         kv_heads = kv_heads if isinstance(kv_heads, list) else [kv_heads] * len(layer_types)
         head_dims = head_dims if isinstance(head_dims, list) else [head_dims] * len(layer_types)
-        dtype = next(model.parameters()).dtype
+        self._dtype = next(model.parameters()).dtype
 
         layers = []
         for index, (layer_type, heads, head_dim) in enumerate(zip(layer_types, kv_heads, head_dims)):
             shape = (1, heads, max_seq_len, head_dim)
-            self.register_buffer(f"key_cache_{index}", torch.zeros(shape, dtype=dtype), persistent=False)
-            self.register_buffer(f"value_cache_{index}", torch.zeros(shape, dtype=dtype), persistent=False)
+            self.register_buffer(f"key_cache_{index}", torch.zeros(shape, dtype=self._dtype), persistent=False)
+            self.register_buffer(f"value_cache_{index}", torch.zeros(shape, dtype=self._dtype), persistent=False)
             layers.append(_PositionsLayer(index, layer_type == SLIDING, self))
         self.cache = cache_utils.Cache(layers=layers)
-
-        # One mask table per window size (None: full causal attention). True attends.
-        windows = sorted(
-            {kwargs.get("sliding_window") if kind == SLIDING else None for kind, kwargs in zip(layer_types, layer_kwargs)},
-            key=lambda window: -1 if window is None else window,
-        )
-        self._mask_names: Dict[str, str] = {}
-        rows = torch.arange(max_seq_len)[:, None]
-        columns = torch.arange(max_seq_len)[None, :]
-        for window in windows:
-            allowed = masking_utils.causal_mask_function
-            if window is not None:
-                allowed = masking_utils.and_masks(allowed, masking_utils.sliding_window_overlay(window))
-            table = allowed(0, 0, rows, columns)
-            name = "causal_mask" if window is None else f"sliding_mask_{window}"
-            self.register_buffer(name, table, persistent=False)
-            for kind, kwargs in zip(layer_types, layer_kwargs):
-                if (kind == SLIDING and kwargs.get("sliding_window") == window) or (kind == FULL and window is None):
-                    self._mask_names[kind] = name
-        if len({self._mask_names[kind] for kind in set(layer_types)}) != len(set(layer_types)):
-            raise ValueError(f"{type(model).__name__}: sliding-window layers of several window sizes")
-        self._layer_types = sorted(set(layer_types))
-        # sdpa takes a boolean mask; the eager attention of some families (Gemma 2's
-        # logit soft-capping) adds the mask to the scores, so it gets 0 or the dtype's
-        # lowest value, as transformers' own eager masks.
-        self._additive_mask = config._attn_implementation != "sdpa"
-        self._dtype = dtype
-        forward_parameters = inspect.signature(model.forward).parameters
-        self._keeps_last_logits = "logits_to_keep" in forward_parameters
-        del transformers
+        # One mask table per kind of layer, as transformers passes one mask per kind.
+        for kind, window in windows.items():
+            self.register_buffer(f"{kind}_mask", _mask_table(max_seq_len, window), persistent=False)
+        self._kinds = sorted(windows)
+        # sdpa takes a boolean mask; eager attention (Gemma 2's, for its logit
+        # soft-capping) adds the mask to the scores: 0 or the dtype's lowest value, as
+        # transformers' own eager masks.
+        self._additive_mask = config._attn_implementation == "eager"
+        self._keeps_last_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
 
     def _write(self, cache: torch.Tensor, values: torch.Tensor) -> None:
         """Writes this call's keys or values at its positions, in the form kv_cache_growth.py grows."""
@@ -206,8 +185,9 @@ class HuggingFaceDecoder(torch.nn.Module):
         else:
             cache[:, :, self._positions] = values
 
-    def _mask(self, name: str, input_pos: torch.Tensor, start: Optional[int], count: int) -> torch.Tensor:
-        table = getattr(self, name)
+    def _mask(self, kind: str, input_pos: torch.Tensor, start: Optional[int], count: int) -> torch.Tensor:
+        """The mask rows of this call's positions, as transformers takes a mask: [1, 1, S, max_seq_len]."""
+        table = getattr(self, f"{kind}_mask")
         rows = table.narrow(0, start, count) if start is not None else table[input_pos]
         if self._additive_mask:
             rows = torch.where(rows, 0.0, torch.finfo(self._dtype).min).to(self._dtype)
@@ -224,7 +204,7 @@ class HuggingFaceDecoder(torch.nn.Module):
             self._positions = torch.arange(count) + start
         else:
             self._positions = input_pos
-        masks = {kind: self._mask(self._mask_names[kind], input_pos, start, count) for kind in self._layer_types}
+        masks = {kind: self._mask(kind, input_pos, start, count) for kind in self._kinds}
         attention_mask = masks if len(masks) > 1 else next(iter(masks.values()))
         extra = {"logits_to_keep": 1} if self._keeps_last_logits else {}
         try:
@@ -241,6 +221,37 @@ class HuggingFaceDecoder(torch.nn.Module):
         return output.logits[:, -1, :]
 
 
+def _layer_types_and_windows(name: str, config: Any) -> Tuple[List[str], Dict[str, Optional[int]]]:
+    """Each layer's type, and the sliding window of each type (None: full attention)."""
+    from transformers import cache_utils
+
+    layer_types, layer_kwargs = cache_utils.get_layer_types_and_kwargs(config)
+    unsupported = sorted(set(layer_types) - {FULL, SLIDING})
+    if unsupported:
+        raise ValueError(
+            f"{name}: layers of type {', '.join(unsupported)} are not supported; "
+            f"the OpenVINO export keeps caches for {FULL} and {SLIDING} layers"
+        )
+    windows: Dict[str, set] = {}
+    for kind, kwargs in zip(layer_types, layer_kwargs):
+        windows.setdefault(kind, set()).add(kwargs.get("sliding_window") if kind == SLIDING else None)
+    if len(windows.get(SLIDING, ())) > 1:
+        raise ValueError(f"{name}: sliding windows of several sizes {sorted(windows[SLIDING])}; one is supported")
+    return layer_types, {kind: next(iter(sizes)) for kind, sizes in windows.items()}
+
+
+def _mask_table(length: int, window: Optional[int]) -> torch.Tensor:
+    """[length, length] booleans, True where query position i attends to key position j:
+    transformers' causal mask function, and its sliding-window overlay for a window."""
+    from transformers import masking_utils
+
+    allowed = masking_utils.causal_mask_function
+    if window is not None:
+        allowed = masking_utils.and_masks(allowed, masking_utils.sliding_window_overlay(window))
+    positions = torch.arange(length)
+    return allowed(0, 0, positions[:, None], positions[None, :])
+
+
 def load_model(folder: Union[str, Path], dtype: torch.dtype = torch.float32) -> torch.nn.Module:
     """Builds a causal LM with transformers from a local model folder, downloading nothing."""
     require_transformers()
@@ -252,18 +263,26 @@ def load_model(folder: Union[str, Path], dtype: torch.dtype = torch.float32) -> 
     return AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=dtype).eval()
 
 
-def special_token_ids(model: torch.nn.Module) -> Tuple[int, List[int]]:
-    """(bos, eos ids) from the model's generation config, else from its config."""
-    sources = [getattr(model, "generation_config", None), model.config.get_text_config(), model.config]
-    bos = _first_set(sources, "bos_token_id")
-    eos = _first_set(sources, "eos_token_id")
+def configured_bos_id(model: torch.nn.Module) -> int:
+    """The bos id of the model's generation config, else of its config (0 with a warning if neither has one)."""
+    bos = _first_set(_token_id_sources(model), "bos_token_id")
     if bos is None:
         logger.warning("%s: no bos_token_id in its configs; recording 0", type(model).__name__)
-        bos = 0
+        return 0
+    return int(bos)
+
+
+def configured_eos_ids(model: torch.nn.Module) -> List[int]:
+    """The eos ids of the model's generation config, else of its config (none, with a warning)."""
+    eos = _first_set(_token_id_sources(model), "eos_token_id")
     eos_ids = [] if eos is None else ([eos] if isinstance(eos, int) else list(eos))
     if not eos_ids:
-        logger.warning("%s: no eos_token_id in its configs; the runner stops at max_new_tokens only", type(model).__name__)
-    return int(bos), [int(token) for token in eos_ids]
+        logger.warning("%s: no eos_token_id in its configs; generation stops at max_new_tokens", type(model).__name__)
+    return [int(token) for token in eos_ids]
+
+
+def _token_id_sources(model: torch.nn.Module) -> List[Any]:
+    return [getattr(model, "generation_config", None), model.config.get_text_config(), model.config]
 
 
 def _first_set(sources: Sequence[Any], name: str) -> Any:
@@ -304,22 +323,28 @@ def export_huggingface_llm(
         program = export_huggingface_llm("SmolLM2-135M", max_seq_len=512)
         Path("smollm2.pte").write_bytes(program.buffer)
     """
+    if max_seq_len < 2:
+        raise ValueError(f"export_huggingface_llm: max_seq_len is {max_seq_len}; the cache needs 2 positions or more")
     if not isinstance(model, torch.nn.Module):
         model = load_model(model, dtype)
     config = model.config.get_text_config()
+    trained = getattr(config, "max_position_embeddings", None)
+    if trained is not None and max_seq_len > trained:
+        logger.warning(
+            "%s: max_seq_len %d passes the %d positions it was made for", type(model).__name__, max_seq_len, trained
+        )
     settings = DecoderSettings(
         max_seq_len=max_seq_len,
         n_layers=config.num_hidden_layers,
         vocab_size=config.vocab_size,
         enable_dynamic_shape=dynamic_shape,
     )
-    configured_bos, configured_eos = special_token_ids(model)
     decoder = HuggingFaceDecoder(model, max_seq_len, dynamic_shape)
     return export_llm(
         decoder,
         settings,
         compile_specs=compile_specs,
-        bos_id=configured_bos if bos_id is None else bos_id,
-        eos_ids=configured_eos if eos_ids is None else list(eos_ids),
+        bos_id=configured_bos_id(model) if bos_id is None else bos_id,
+        eos_ids=configured_eos_ids(model) if eos_ids is None else list(eos_ids),
         weight_compression=weight_compression,
     )

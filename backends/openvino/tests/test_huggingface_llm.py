@@ -205,7 +205,9 @@ def test_family_decodes_like_transformers(family, tmp_path):
     assert program.delegate_input_counts() == [2], "the KV cache crossed the delegate boundary"
     method = program.load_method()
     for sequence, prompt_length in (([5, 17, 3, 99, 42, 7, 8, 150, 11, 12, 13], 7), ([9, 4, 60, 61], 3)):
-        calls = [(sequence[:prompt_length], 0)] + [([token], prompt_length + i) for i, token in enumerate(sequence[prompt_length:])]
+        calls = [(sequence[:prompt_length], 0)] + [
+            ([token], prompt_length + i) for i, token in enumerate(sequence[prompt_length:])
+        ]
         for tokens, position in calls:
             [logits] = method.execute([torch.tensor([tokens]), torch.tensor([position])])
             with torch.no_grad():
