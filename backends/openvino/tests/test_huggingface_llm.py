@@ -23,7 +23,8 @@ from harness import LoweredProgram, assert_close  # noqa: E402
 transformers = pytest.importorskip("transformers", reason="the huggingface extra installs transformers")
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
-BOS, EOS = 1, 2
+# Not the --params export's defaults (1 and 2): the folder's own ids must reach the program.
+PAD, BOS, EOS = 1, 2, 3
 CONTEXT = 48
 NEW_TOKENS = 20
 PROMPTS = ("the quick brown fox jumps over a lazy cat", "a lazy dog sleeps under 3 old trees")
@@ -39,7 +40,7 @@ COMMON = dict(
     initializer_range=0.1,
     bos_token_id=BOS,
     eos_token_id=EOS,
-    pad_token_id=0,
+    pad_token_id=PAD,
 )
 WINDOW = 6
 SLIDING, FULL = "sliding_attention", "full_attention"
@@ -62,7 +63,9 @@ def tokenizer_path(tmp_path_factory) -> Path:
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     corpus = [f"the quick brown fox jumps over the lazy dog {i} times" for i in range(100)]
-    tokenizer.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=200, special_tokens=["<unk>", "<s>", "</s>"]))
+    tokenizer.train_from_iterator(
+        corpus, trainers.BpeTrainer(vocab_size=200, special_tokens=["<unk>", "<pad>", "<s>", "</s>"])
+    )
     path = tmp_path_factory.mktemp("tokenizer") / "tokenizer.json"
     tokenizer.save(str(path))
     return path
@@ -77,7 +80,7 @@ def small_model(family: str, vocab_size: int) -> torch.nn.Module:
 def model_folder(family: str, tokenizer_path: Path, folder: Path) -> Path:
     """A folder as the hub gives it: config.json, model.safetensors, generation_config.json, tokenizer.json."""
     model = small_model(family, Tokenizer.from_file(str(tokenizer_path)).get_vocab_size())
-    model.generation_config = transformers.GenerationConfig(bos_token_id=BOS, eos_token_id=EOS, pad_token_id=0)
+    model.generation_config = transformers.GenerationConfig(bos_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD)
     model.save_pretrained(folder)
     (folder / "tokenizer.json").write_bytes(tokenizer_path.read_bytes())
     return folder
@@ -114,7 +117,10 @@ def assert_runner_generates_like_transformers(pte: Path, folder: Path) -> None:
     for prompt in PROMPTS:  # the second after reset(): the cache starts again at position 0
         prompt_ids = tokenizer.encode(prompt).ids
         assert len(prompt_ids) > WINDOW
-        want = [tokenizer.decode([token]) for token in transformers_greedy(folder, prompt_ids)]
+        # The runner passes on the eos token's text too, as its last piece.
+        want = [
+            tokenizer.decode([token], skip_special_tokens=False) for token in transformers_greedy(folder, prompt_ids)
+        ]
         assert runner_pieces(runner, prompt) == want
         runner.reset()
 
