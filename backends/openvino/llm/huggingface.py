@@ -4,9 +4,8 @@
 transformers' own ExecuTorch wrapper (``transformers.integrations.executorch``) keeps
 its static cache in buffers written by ``index_copy_`` at positions it counts in a
 further buffer (``cumulative_length``) and computes the attention mask by comparing
-index ranges; its dynamic-length export takes one position per token. Lowered as
-it is, the cache stays whole-length (each decode step copies all of it) and the
-runner's dynamic-length calls (``tokens [1, S]``, ``input_pos [1]``) do not fit.
+index ranges. Lowered as it is (transformers 5.23.0), it runs whole in OpenVINO, but
+the cache stays whole-length: each decode step writes into and attends over all of it.
 
 So the model is wrapped here with a cache of our own (:class:`HuggingFaceDecoder`)
 that has the form of the examples' Llama, which ``kv_cache_growth.py`` rewrites into
