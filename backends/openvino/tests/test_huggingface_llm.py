@@ -274,3 +274,23 @@ def test_llm_package_imports_without_transformers(monkeypatch):
         monkeypatch.undo()
         importlib.reload(huggingface)
         importlib.reload(llm_package)
+
+
+def test_hf_with_a_checkpoint_option_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        export_main(["--hf", str(tmp_path), "--checkpoint", "model.pth", "--output", str(tmp_path / "model.pte")])
+    assert "--checkpoint and --vocab-size are for --params" in capsys.readouterr().err
+
+
+def test_a_folder_without_config_is_named(tmp_path):
+    with pytest.raises(SystemExit, match=f"{tmp_path}: no config.json"):
+        export_main(["--hf", str(tmp_path), "--output", str(tmp_path / "model.pte")])
+
+
+def test_layers_of_an_unsupported_type_are_named():
+    from executorch_openvino.llm.huggingface import HuggingFaceDecoder
+
+    model = small_model("llama", vocab_size=160)
+    model.config.layer_types = ["linear_attention"]
+    with pytest.raises(ValueError, match="layers of type linear_attention are not supported"):
+        HuggingFaceDecoder(model, CONTEXT)
