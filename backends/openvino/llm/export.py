@@ -227,7 +227,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     logger.info("wrote %s (%.1f MB)", options.output, len(program.buffer) / 1e6)
 
 
-def _export_huggingface(options: argparse.Namespace, specs: List[CompileSpec], compression) -> ExecutorchProgramManager:
+def _export_huggingface(
+    options: argparse.Namespace, specs: List[CompileSpec], compression: Optional[Dict[str, Any]]
+) -> ExecutorchProgramManager:
     from .huggingface import export_huggingface_llm
 
     try:
@@ -244,7 +246,9 @@ def _export_huggingface(options: argparse.Namespace, specs: List[CompileSpec], c
         raise SystemExit(str(error)) from None
 
 
-def _export_params(options: argparse.Namespace, specs: List[CompileSpec], compression) -> ExecutorchProgramManager:
+def _export_params(
+    options: argparse.Namespace, specs: List[CompileSpec], compression: Optional[Dict[str, Any]]
+) -> ExecutorchProgramManager:
     from executorch.examples.models.llama.llama_transformer import construct_transformer
 
     args = _model_args(options.params, options.max_seq_len, not options.static_shape, options.vocab_size)
