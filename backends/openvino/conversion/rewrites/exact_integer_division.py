@@ -19,9 +19,10 @@ computes, exactly:
 - the choices between values are arithmetic (``select_integers``): the plugin
   computes a Select fused with its comparison in float32.
 
-Floor division is built on it before (integer_floor_division.py, and
-passes/decompose_integer_floor_divide.py for tensors). int64 values past the int32
-range are computed in 32 bits by the plugin anyway (README, Known limits).
+Floor division is built on it: integer_floor_division.py runs before and leaves a
+truncating Divide and a one-less correction, and this makes that Divide exact. int64
+values past the int32 range are computed in 32 bits by the plugin anyway
+(docs/known-limits.md).
 
 Eager PyTorch raises ZeroDivisionError for an integer division by zero, and
 ExecuTorch's portable kernel an error. A divisor that is not a constant is checked: a
