@@ -98,7 +98,10 @@ _ENTRIES = (
         "avg_pool_divisor_override_refused",
         "PyTorch frontend",
         "refuses avg_pool2d/3d with a divisor_override",
-        ("passes.rewrite_avg_pool_divisor_override.rewrite_avg_pool_divisor_override",),
+        (
+            "passes.rewrite_avg_pool_divisor_override.rewrite_avg_pool_divisor_override",
+            "passes.exact_ceil_mode_avg_pool.exact_ceil_mode_avg_pool",
+        ),
     ),
     Workaround(
         "getitem_of_own_translation",
@@ -109,6 +112,13 @@ _ENTRIES = (
             "passes.single_output_embedding_bag.single_output_embedding_bag",
             "partition.argument_rules._embedding_bag_refusal",
         ),
+    ),
+    Workaround(
+        "keyword_argument_of_own_translation",
+        "FX decoder",
+        "hands a ConversionExtension from Python only a node's positional arguments: "
+        "scatter_reduce(x, 0, i, s, 'sum', include_self=False) has 5 inputs, so include_self reads as its default",
+        ("passes.positional_translator_arguments.positional_translator_arguments",),
     ),
     Workaround(
         "var_default_correction",
@@ -202,6 +212,26 @@ _ENTRIES = (
         upstream_issue=_ISSUES + "35932",
     ),
     Workaround(
+        "integer_select_in_float32",
+        "CPU plugin",
+        "computes an int32/int64 Select fused with the comparison it reads in float32: where(x != 0, a, b) "
+        "gives -2**31 for 2**31 - 1 and -18084880 for -18084881",
+        ("conversion.rewrites.model_edits.select_integers", "decompositions.scans.choose"),
+    ),
+    Workaround(
+        "scatter_extremes_drop_nan",
+        "CPU plugin",
+        "drops a NaN source in ScatterElementsUpdate-12's max and min reductions: max(2, NaN) gives 2",
+        ("conversion.translators.scatter_reduce.translate_scatter_reduce",),
+    ),
+    Workaround(
+        "scatter_integer_mean_truncates",
+        "CPU plugin",
+        "rounds ScatterElementsUpdate-12's integer mean toward zero: the mean of -5 and -6 gives -5, "
+        "where PyTorch's scatter_reduce floors to -6",
+        ("conversion.translators.scatter_reduce.translate_scatter_reduce",),
+    ),
+    Workaround(
         "integer_to_bfloat16_truncates",
         "CPU plugin",
         "converts int32 to bfloat16 by dropping the low bits: 158500 gives 157696, not 158720",
@@ -240,7 +270,7 @@ _ENTRIES = (
         "CPU plugin",
         "divides AvgPool-14's last ceil-mode window by the whole kernel with exclude_pad false, where "
         "PyTorch divides by the part within the padded input",
-        ("partition.argument_rules._avg_pool_refusal",),
+        ("passes.exact_ceil_mode_avg_pool.exact_ceil_mode_avg_pool", "partition.argument_rules._avg_pool_refusal"),
     ),
     Workaround(
         "narrowing_cast_skipped",
@@ -253,7 +283,11 @@ _ENTRIES = (
         "integer_ops_in_float32",
         "CPU plugin",
         "computes integer max, min, relu, pow and division in float32: relu(2**31 - 1) gives -2**31",
-        ("partition.argument_rules._in_float32_refusal", "partition.argument_rules._clamp_refusal"),
+        (
+            "partition.argument_rules._in_float32_refusal",
+            "partition.argument_rules._clamp_refusal",
+            "conversion.rewrites.exact_integer_division.divide_integers_exactly",
+        ),
         upstream_issue=_ISSUES + "35830",
     ),
     Workaround(

@@ -29,6 +29,7 @@ import torch
 from torch.export import ExportedProgram
 
 from ..edge_graph.nodes import matches_op_type
+from ..workarounds import not_a_workaround
 from . import antialiased_resize, nan_ignoring_extremes, products, scans
 
 logger = logging.getLogger(__name__)
@@ -51,6 +52,9 @@ DECOMPOSITIONS: Dict[torch._ops.OpOverload, Callable] = {
 }
 
 
+@not_a_workaround(
+    "ops with no ExecuTorch CPU kernel and no conversion in OpenVINO's PyTorch frontend, not ops it computes wrong"
+)
 def decompose_ops_without_kernels(program: ExportedProgram, op_types_to_skip: Collection[str]) -> ExportedProgram:
     """`program` with each op of ``DECOMPOSITIONS`` it calls written in core ATen ops.
 

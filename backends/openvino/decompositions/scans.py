@@ -40,6 +40,8 @@ from typing import Callable, Optional, Sequence, Tuple
 import torch
 from torch.utils._sympy.numbers import int_oo
 
+from ..workarounds import works_around
+
 # Bool tensors are combined with bitwise_or/bitwise_and: OpenVINO 2026.4.1's PyTorch
 # frontend does not convert logical_or/logical_and.
 Combine = Callable[[Sequence[torch.Tensor], Sequence[torch.Tensor]], Tuple[torch.Tensor, ...]]
@@ -56,6 +58,7 @@ def largest_size(size) -> Optional[int]:
     return int(upper)
 
 
+@works_around("integer_select_in_float32")
 def choose(condition: torch.Tensor, chosen: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
     """``torch.where``, but for int32 and int64 written as ``other + (chosen - other) * condition``:
     OpenVINO 2026.4.1's CPU plugin computes a Select fused with the comparison it reads in

@@ -24,6 +24,7 @@ from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..edge_graph.nodes import op_name
 from ..edge_graph.pool_geometry import AvgPool
+from ..workarounds import works_around
 from .graph_edits import emit, replace
 
 _SPATIAL = {"aten.avg_pool2d.default": 2, "aten.avg_pool3d.default": 3}
@@ -39,6 +40,7 @@ def is_static(pool: AvgPool) -> bool:
     return all(isinstance(size, int) for size in pool.sizes)
 
 
+@works_around("avg_pool_ceil_window_past_padding", "avg_pool_divisor_override_refused")
 def exact_ceil_mode_avg_pool(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph = graph_module.graph
     changed = False

@@ -16,8 +16,10 @@ import torch
 
 from ..conversion.translators import TRANSLATORS
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 
 
+@works_around("keyword_argument_of_own_translation")
 def positional_translator_arguments(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     changed = False
     for node in graph_module.graph.nodes:

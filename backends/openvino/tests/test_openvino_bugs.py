@@ -18,6 +18,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 import openvino.opset14 as ops14
+import openvino.opset15 as ops15
 import pytest
 import torch
 import torch.nn.functional as F
@@ -165,6 +166,26 @@ def test_getitem_of_own_translation():
     still_wrong("getitem_of_own_translation", second.tolist() == 20.0, "getitem 1 of a translation from Python")
 
 
+def test_keyword_argument_of_own_translation():
+    from openvino.frontend.pytorch import ConversionExtension
+
+    inputs_seen = []
+
+    def count_inputs(context):
+        inputs_seen.append(context.get_input_size())
+        return [context.get_input(0)]
+
+    extension = ConversionExtension("aten.scatter_reduce.two", count_inputs)
+    converted(
+        lambda x, index, source: torch.scatter_reduce(x, 0, index, source, "sum", include_self=False),
+        *(torch.ones(3), torch.tensor([0]), torch.ones(1)),
+        extensions=[extension],
+        decompose=False,
+    )
+    # scatter_reduce.two has 6 arguments; include_self, given by keyword, is not among the inputs.
+    still_wrong("keyword_argument_of_own_translation", inputs_seen == [5], "include_self given by keyword")
+
+
 def test_var_default_correction():
     variance = frontend_result(lambda x: torch.var(x), torch.tensor([1.0, 2.0, 3.0, 4.0]))
     still_wrong("var_default_correction", abs(float(variance) - 5 / 3) > 1e-6, "torch.var with the default correction")
@@ -303,6 +324,31 @@ def test_bool_cast_of_int_min_and_nan():
         f32(np.nan),
     )
     still_wrong("bool_cast_of_int_min_and_nan", not all(output[0] for output in outputs), "-2**31 and NaN as bool")
+
+
+def test_integer_select_in_float32():
+    condition, chosen, other = (ops.parameter([2], np.int32) for _ in range(3))
+    choice = ops.select(ops.not_equal(condition, ops.constant(np.int32(0))), chosen, other)
+    [result] = infer([choice], [condition, chosen, other], i32(1, 0), i32(2**31 - 1, 5), i32(7, -18084881))
+    still_wrong(
+        "integer_select_in_float32", result.tolist() != [2**31 - 1, -18084881], "int32 where(x != 0, a, b) past 2**24"
+    )
+
+
+def test_scatter_extremes_drop_nan():
+    data, source = ops.parameter([1], np.float32), ops.parameter([1], np.float32)
+    index, axis = ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0))
+    largest = ops15.scatter_elements_update(data, index, source, axis, "max", True)
+    [result] = infer([largest], [data, source], np.array([2], np.float32), np.array([np.nan], np.float32))
+    still_wrong("scatter_extremes_drop_nan", not np.isnan(result[0]), "a scatter max of 2 and NaN")
+
+
+def test_scatter_integer_mean_truncates():
+    data, source = ops.parameter([1], np.int32), ops.parameter([2], np.int32)
+    index, axis = ops.constant(np.array([0, 0], np.int64)), ops.constant(np.int64(0))
+    mean = ops15.scatter_elements_update(data, index, source, axis, "mean", False)
+    [result] = infer([mean], [data, source], i32(0), i32(-5, -6))
+    still_wrong("scatter_integer_mean_truncates", result[0] != -6, "the int32 scatter mean of -5 and -6")
 
 
 def test_integer_to_bfloat16_truncates():

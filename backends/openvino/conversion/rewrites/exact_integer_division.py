@@ -38,6 +38,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from ...workarounds import works_around
 from .model_edits import scalar_like, select_integers
 
 _WIDE_INTEGERS = frozenset({ov.Type.i32, ov.Type.i64})
@@ -46,6 +47,7 @@ _SHRINK = np.float32(1 - 2**-20)
 ZERO_DIVISOR_CHECK_NAME = "executorch_openvino: integer division by zero (eager PyTorch raises ZeroDivisionError)"
 
 
+@works_around("integer_ops_in_float32")
 def divide_integers_exactly(model: ov.Model) -> None:
     """Rebuilds each int32/int64 Divide as an exact truncating division, in place."""
     changed = False

@@ -7,6 +7,8 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from ...workarounds import works_around
+
 
 def scalar_like(value: ov.Output, number: float) -> ov.Output:
     """A 0-d constant `number` of `value`'s element type.
@@ -30,6 +32,7 @@ def put_after(output: ov.Output, replacement: ov.Output) -> None:
     output.get_tensor().set_names(set())
 
 
+@works_around("integer_select_in_float32")
 def select_integers(condition: ov.Output, chosen: ov.Output, other: ov.Output) -> ov.Output:
     """``Select(condition, chosen, other)`` for int32/int64 values, written as ``other + (chosen - other) * condition``.
 

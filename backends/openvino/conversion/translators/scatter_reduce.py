@@ -36,6 +36,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
+from ...workarounds import works_around
 from ..rewrites.model_edits import select_integers
 from .context import constant_argument, string_argument
 
@@ -45,6 +46,7 @@ REDUCTIONS = {"sum": "sum", "prod": "prod", "mean": "mean", "amax": "max", "amin
 _EXTREMES = frozenset({"amax", "amin"})
 
 
+@works_around("scatter_extremes_drop_nan", "scatter_integer_mean_truncates")
 def translate_scatter_reduce(context) -> List[ov.Output]:
     data = context.get_input(_SELF)
     index = context.get_input(_INDEX)
