@@ -55,6 +55,12 @@ _ENTRIES = (
         upstream_issue=_ISSUES + "38248",
     ),
     Workaround(
+        "integer_floor_in_float32",
+        "CPU plugin",
+        "computes a Floor of int32 in float32: floor(851235684) gives 851235712",
+        ("conversion.rewrites.integer_floor_division.floor_integer_divisions",),
+    ),
+    Workaround(
         "float_division_one_ulp_off",
         "CPU plugin",
         "divides floats through a reciprocal, up to 1 ulp from the correctly rounded quotient: 84 / 7 gives "

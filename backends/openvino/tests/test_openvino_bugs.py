@@ -104,6 +104,12 @@ def test_integer_floor_division():
     still_wrong("integer_floor_division", list(quotient) == [0, 0, -1], "a pythondiv Divide of int32")
 
 
+def test_integer_floor_in_float32():
+    values = ops.parameter([2], np.int32)
+    [result] = infer([ops.floor(values)], [values], i32(851235684, 2**31 - 1))
+    still_wrong("integer_floor_in_float32", result.tolist() != [851235684, 2**31 - 1], "an int32 Floor past 2**24")
+
+
 def test_float_division_one_ulp_off():
     dividend, divisor = ops.parameter([2], np.float32), ops.parameter([2], np.float32)
     [quotient] = infer([ops.divide(dividend, divisor)], [dividend, divisor], f32(84, -84), f32(7, 7))

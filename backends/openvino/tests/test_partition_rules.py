@@ -26,9 +26,9 @@ class ReluPlusOne(torch.nn.Module):
         return torch.relu(x) + 1
 
 
-class Trunc(torch.nn.Module):
-    def forward(self, x):
-        return torch.trunc(x)
+class Atan2(torch.nn.Module):
+    def forward(self, y, x):
+        return torch.atan2(y, x)
 
 
 def test_refusal_is_none_for_an_op_openvino_converts():
@@ -59,8 +59,8 @@ def test_refusal_passes_on_the_reason_a_cpu_node_was_placed_there():
 
 
 def test_refusal_names_an_op_the_frontend_does_not_convert():
-    program = edge_program(Trunc(), torch.randn(4, 3))
-    assert OpenvinoOperatorSupport().refusal(node_named(program, "trunc")) == (
+    program = edge_program(Atan2(), torch.randn(4, 3), torch.randn(4, 3))
+    assert OpenvinoOperatorSupport().refusal(node_named(program, "atan2")) == (
         "OpenVINO's PyTorch frontend does not convert it"
     )
 

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from executorch_openvino.conversion.rewrites.bool_casts import cast_to_bool_as_not_equal
 from executorch_openvino.conversion.rewrites.exact_integer_comparisons import compare_integers_exactly
+from executorch_openvino.conversion.rewrites.exact_integer_division import divide_integers_exactly
 from executorch_openvino.conversion.rewrites.fully_masked_attention import zero_fully_masked_attention_rows
 from executorch_openvino.conversion.rewrites.greater_as_less import compare_greater_as_less
 from executorch_openvino.conversion.rewrites.index_bounds import INDEX_ROWS_NAME, mark_index_inputs
@@ -26,6 +27,7 @@ from executorch_openvino.conversion.rewrites.integer_floor_division import (
 )
 from executorch_openvino.conversion.rewrites.integer_to_bfloat16_rounding import round_integers_to_bfloat16
 from executorch_openvino.conversion.rewrites.interpolation_half_pixel import interpolate_with_half_pixel_centres
+from executorch_openvino.conversion.rewrites.model_edits import select_integers
 from executorch_openvino.conversion.rewrites.outputs import (
     convert_outputs_to_torch_dtypes,
     restore_output_positions,
@@ -72,6 +74,48 @@ def test_tensor_floor_division_read_by_a_floor_rounds_down(dtype):
     dividends, divisors = np.array([-7, 7, -9, 9, -8, 100], dtype), np.array([8, -8, 8, -8, 8, -7], dtype)
     [quotients] = infer(model, dividends, divisors)
     assert quotients.tolist() == floors_of(dividends, divisors)
+
+
+def test_int32_floor_division_past_2_pow_24_is_exact_with_the_exact_division_and_comparison():
+    # The plugin computes the Floor after the division in float32: 851235684 gave 851235712.
+    dividend, divisor = parameters(np.int32, [4], 2)
+    model = ov.Model([ops.floor(python_divide(dividend, divisor))], [dividend, divisor])
+    # In REWRITES' order: the floor, its truncating division made exact, its comparison made exact.
+    floor_integer_divisions(model)
+    divide_integers_exactly(model)
+    compare_integers_exactly(model)
+    floors = [node for node in model.get_ordered_ops() if node.get_type_name() == "Floor"]
+    assert all(node.get_output_element_type(0).is_real() for node in floors)
+    dividends = np.array([851235684, -851235685, 2**31 - 1, -(2**31) + 1], np.int32)
+    divisors = np.array([1, 1, -1, 3], np.int32)
+    [quotients] = infer(model, dividends, divisors)
+    assert quotients.tolist() == floors_of(dividends, divisors)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_integer_division_past_2_pow_24_truncates_exactly(dtype):
+    # The plugin divides int32/int64 in float32: 100000001 / 3 gave 33333334.
+    dividend, divisor = parameters(dtype, [5], 2)
+    model = ov.Model([ops.divide(dividend, divisor)], [dividend, divisor])
+    divide_integers_exactly(model)
+    dividends = np.array([100000001, -100000001, 2**31 - 1, -(2**31) + 1, 7], dtype)
+    divisors = np.array([3, 3, 1, -7, -2], dtype)
+    [quotients] = infer(model, dividends, divisors)
+    truncations = [
+        (abs(a) // abs(b)) * (-1 if (a < 0) != (b < 0) else 1) for a, b in zip(dividends.tolist(), divisors.tolist())
+    ]
+    assert quotients.tolist() == truncations
+
+
+def test_integer_select_written_as_arithmetic_keeps_values_past_2_pow_24():
+    # The plugin computes a Select fused with its comparison in float32: 2**31 - 1 gave -2**31.
+    condition, chosen, other = parameters(np.int32, [2], 3)
+    taken = ops.not_equal(condition, ops.constant(np.int32(0)))
+    model = ov.Model([select_integers(taken.output(0), chosen, other)], [condition, chosen, other])
+    [result] = infer(
+        model, np.array([1, 0], np.int32), np.array([2**31 - 1, 5], np.int32), np.array([7, -18084881], np.int32)
+    )
+    assert result.tolist() == [2**31 - 1, -18084881]
 
 
 def test_int8_floor_division_of_minus_128_by_a_power_of_two_is_exact():

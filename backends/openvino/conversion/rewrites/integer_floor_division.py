@@ -25,6 +25,11 @@ for int32 and int64 the comparison of the dividend with the product is made exac
 compare_integers_exactly (exact_integer_comparisons.py), which runs after this rewrite.
 Unsigned division needs nothing: its floor is its truncation. An int8 ``-128 // -1``
 overflows: 127 here, -128 in eager PyTorch (its truncation, too).
+
+The Floor the frontend puts after an integer division is dropped: the CPU plugin
+computes a Floor of int32 in float32 (2026.4.1), so ``floor(851235684)`` gave
+851235712, and every int32 floor division past 2**24 came out rounded, though the
+division before it is exact (exact_integer_division.py, which runs after this).
 """
 
 from __future__ import annotations
@@ -39,17 +44,24 @@ from .model_edits import scalar_like
 FLOOR_DIVISION_NAME = "<built-in function floordiv>"
 
 
-@works_around("integer_floor_division")
+@works_around("integer_floor_division", "integer_floor_in_float32")
 def floor_integer_divisions(model: ov.Model) -> None:
-    """Rebuilds each signed integer floor division from a truncating one, in place."""
+    """Rebuilds each signed integer floor division from a truncating one, and drops integer Floors, in place."""
     changed = False
     for node in model.get_ordered_ops():
-        if not _is_integer_floor_division(node):
-            continue
-        node.output(0).replace(_floor_of_truncation(node))
-        changed = True
+        if _is_integer_floor(node):
+            node.output(0).replace(node.input_value(0))
+            changed = True
+        elif _is_integer_floor_division(node):
+            node.output(0).replace(_floor_of_truncation(node))
+            changed = True
     if changed:
         model.validate_nodes_and_infer_types()
+
+
+def _is_integer_floor(node: ov.Node) -> bool:
+    """A Floor of integers: its input unchanged, which the plugin computes in float32."""
+    return node.get_type_name() == "Floor" and node.get_output_element_type(0).is_integral_number()
 
 
 def _is_integer_floor_division(node: ov.Node) -> bool:
