@@ -32,10 +32,11 @@ def test_abs_of_a_constant_range_matches_eager(tmp_path):
     check_against_eager(ShiftedDistance(), images(2, 8), tmp_path, expect_delegated=["aten.add.Tensor"])
 
 
-def test_avg_pool_with_ceil_mode_counting_padding_runs_on_the_cpu(tmp_path):
+def test_avg_pool_with_ceil_mode_counting_padding_runs_in_openvino(tmp_path):
+    # Its last window reaches past the padding (passes/exact_ceil_mode_avg_pool.py).
     model = torch.nn.AvgPool1d(3, stride=2, padding=1, ceil_mode=True)
     lowered = check_against_eager(torch.nn.Sequential(torch.nn.ReLU(), model), images(1, 3, 8), tmp_path)
-    assert "aten::avg_pool2d.out" in lowered.cpu_ops()
+    assert lowered.cpu_ops() == []
 
 
 def test_avg_pool_with_ceil_mode_and_only_whole_windows_stays_in_openvino(tmp_path):
@@ -59,25 +60,24 @@ def test_embedding_bag_with_include_last_offset_runs_in_openvino(tmp_path):
     check_against_eager(model, inputs, tmp_path, expect_delegated=["aten._embedding_bag.default"])
 
 
-class PoolBetweenRelus(torch.nn.Module):
-    """The pool has a divisor_override and a ceil-mode window past the padding:
-    OpenVINO's frontend refuses it and no pass rewrites it."""
+class Atan2BetweenRelus(torch.nn.Module):
+    """OpenVINO's frontend does not convert atan2 (2026.4.1), and no pass rewrites it."""
 
     def forward(self, x):
-        pooled = F.avg_pool2d(x.relu(), 3, stride=2, padding=1, ceil_mode=True, divisor_override=2)
-        return (pooled * 2).tanh()
+        angles = torch.atan2(x.relu(), x - 0.5)
+        return (angles * 2).tanh()
 
 
 def test_a_node_the_frontend_refuses_runs_on_the_cpu_and_the_rest_in_openvino(tmp_path, caplog):
     with caplog.at_level(logging.INFO, logger="executorch_openvino"):
         lowered = check_against_eager(
-            PoolBetweenRelus(),
+            Atan2BetweenRelus(),
             images(1, 2, 8, 8),
             tmp_path,
             expect_delegated=["aten.relu.default", "aten.tanh.default"],
         )
-    assert lowered.cpu_ops() == ["aten::avg_pool2d.out"]
-    assert "do not support divisor_override" in caplog.text
+    assert lowered.cpu_ops() == ["aten::atan2.out"]
+    assert "atan2" in caplog.text
 
 
 def test_a_node_downstream_of_a_refused_one_stays_in_openvino(tmp_path):
@@ -85,11 +85,11 @@ def test_a_node_downstream_of_a_refused_one_stays_in_openvino(tmp_path):
     # the first failure leaves, and the reshape converts once it reads a CPU output.
     class RefusedThenReshaped(torch.nn.Module):
         def forward(self, x):
-            pooled = F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, divisor_override=2)
-            return pooled.reshape(1, 2, 5, 5, 1) * 2
+            angles = torch.atan2(x, x - 0.5)
+            return angles.reshape(1, 2, 8, 8, 1) * 2
 
     lowered = check_against_eager(RefusedThenReshaped(), images(1, 2, 8, 8), tmp_path)
-    assert lowered.cpu_ops() == ["aten::avg_pool2d.out"]
+    assert lowered.cpu_ops() == ["aten::atan2.out"]
     assert "aten.view_copy.default" in lowered.delegated_ops()
 
 

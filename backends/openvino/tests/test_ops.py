@@ -214,16 +214,28 @@ def test_embedding_matches_eager(tmp_path):
 BIG_INTEGERS = {
     "max": (lambda x, y: x.max().reshape(1), "aten::max.unary_out"),
     "amax": (lambda x, y: x.amax(dim=1), "aten::amax.out"),
-    "floor_div": (lambda x, y: torch.div(x, y, rounding_mode="floor"), "aten::div.out_mode"),
 }
+
+
+def big_integer_inputs(dtype: torch.dtype):
+    big = [torch.tensor([[100000001, -3, 77777777, 5]], dtype=dtype), torch.randint(2**24, 2**30, (1, 4), dtype=dtype)]
+    return [(x, torch.tensor([[3, 7, -10, 2]], dtype=dtype)) for x in big]
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=["int32", "int64"])
 @pytest.mark.parametrize("case", BIG_INTEGERS, ids=str)
-def test_integers_past_2_pow_24_are_divided_and_compared_on_the_cpu(case, dtype, tmp_path):
+def test_integer_extremes_past_2_pow_24_run_on_the_cpu(case, dtype, tmp_path):
     # OpenVINO's CPU plugin computes these in float32: 100000001 would come back 100000000.
     op, cpu_op = BIG_INTEGERS[case]
-    big = [torch.tensor([[100000001, -3, 77777777, 5]], dtype=dtype), torch.randint(2**24, 2**30, (1, 4), dtype=dtype)]
-    inputs = [(x, torch.tensor([[3, 7, -10, 2]], dtype=dtype)) for x in big]
-    lowered = check_against_eager(Binary(lambda x, y: op(x, y) + 1), inputs, tmp_path)
+    lowered = check_against_eager(Binary(lambda x, y: op(x, y) + 1), big_integer_inputs(dtype), tmp_path)
     assert cpu_op in lowered.cpu_ops()
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+def test_integer_division_past_2_pow_24_runs_in_openvino_exactly(dtype, tmp_path):
+    # Divided in float32 by the plugin, rebuilt exactly (conversion/rewrites/exact_integer_division.py).
+    def divisions(x, y):
+        return torch.div(x, y, rounding_mode="floor") + 1, torch.div(x, y, rounding_mode="trunc") + 1
+
+    lowered = check_against_eager(Binary(divisions), big_integer_inputs(dtype), tmp_path)
+    assert lowered.cpu_ops() == []
