@@ -12,7 +12,7 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export.exported_program import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from .compile_specs import parse_compile_specs, with_defaults
+from .compile_specs import cpu_settings_place, parse_compile_specs, with_defaults
 from .decompositions import decompose_ops_without_kernels
 from .edge_graph.nodes import matches_op_type, op_name
 from .edge_graph.program_inputs import constant_input_names
@@ -85,7 +85,11 @@ class OpenvinoPartitioner(Partitioner):
         return copy_before_views_after_attention(exported_program, SDPA)
 
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
-        placement = CopyPlacement(exported_program, self.options.effective_precision)
+        placement = CopyPlacement(
+            exported_program,
+            self.options.effective_precision,
+            may_run_on_cpu=cpu_settings_place(self.options.device) is not None,
+        )
         cpu_nodes = placement.copies_of_inputs()
         converted: Set[FrozenSet[str]] = set()
         # Moving a node out (a copy, a symbolic size crossing a boundary, a node

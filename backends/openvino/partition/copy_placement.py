@@ -9,7 +9,8 @@ when nothing about it can come back different; otherwise it runs on the CPU too.
 
 The rules, each found with a trigger (see the README):
 - a copy whose source is a real input (a user input or a buffer the graph mutates)
-  runs on the CPU;
+  runs on the CPU, unless the program computes nothing else and OpenVINO returns
+  each copy exactly through an Identity (copies_of_inputs);
 - a copy of a constant (parameter, unmutated buffer, lifted tensor constant) that
   leaves its partition stays in it only when every reader of the constant is in
   that partition, no other output of the partition is a copy of the same constant,
@@ -47,9 +48,11 @@ class CopyPlacement:
     Args:
         program: the edge program being partitioned.
         precision: the inference precision OpenVINO is asked for (None: the device's own).
+        may_run_on_cpu: whether the device may run the program on the CPU plugin, which
+            returns an input through an Identity (only the CPU plugin was checked).
     """
 
-    def __init__(self, program: ExportedProgram, precision: Optional[str]) -> None:
+    def __init__(self, program: ExportedProgram, precision: Optional[str], may_run_on_cpu: bool = True) -> None:
         signature = program.graph_signature
         mutated = set(signature.buffers_to_mutate.values())
         self._inputs: Set[str] = set(signature.user_inputs)
@@ -59,15 +62,35 @@ class CopyPlacement:
         self._constants |= set(signature.inputs_to_lifted_tensor_constants)
         self._graph = program.graph_module.graph
         self._precision = precision
+        self._may_run_on_cpu = may_run_on_cpu
 
     @works_around("returned_input_not_copied")
     def copies_of_inputs(self) -> Dict[str, str]:
-        """Copies whose source is a real input, by node name, with the reason."""
-        return {
-            node.name: "it copies an input, which OpenVINO would return as the input itself"
-            for node in self._graph.nodes
-            if is_copy(node) and self._is_input(copy_source(node))
-        }
+        """Copies whose source is a real input, by node name, with the reason.
+
+        A program that computes nothing but such copies (``x.transpose(0, 0)``, an
+        ``alias_copy``) keeps them: there is no CPU part to save a boundary for, and the
+        delegate returns each through an Identity (conversion/rewrites/outputs.py,
+        separate_returned_inputs), where the copy comes back exactly: its dtype is one
+        OpenVINO returns exactly, its dim order the default, and a float one at f32.
+        """
+        copies = [node for node in self._graph.nodes if is_copy(node) and self._is_input(copy_source(node))]
+        computed = [node for node in self._graph.nodes if node.op == "call_function"]
+        if copies and self._may_run_on_cpu and all(self._copies_exactly(node) for node in computed):
+            return {}
+        return {node.name: "it copies an input, which OpenVINO would return as the input itself" for node in copies}
+
+    def _copies_exactly(self, node: torch.fx.Node) -> bool:
+        """Whether OpenVINO's Identity returns this copy of an input exactly."""
+        value = tensor_value(node)
+        return (
+            is_copy(node)
+            and self._is_input(copy_source(node))
+            and keeps_default_dim_order(node)
+            and value is not None
+            and value.dtype in EXACT_CONSTANT_COPY_DTYPES
+            and (not value.dtype.is_floating_point or self._precision == "f32")
+        )
 
     def constant_copies_to_move_out(self, partitions: Collection[Collection[torch.fx.Node]]) -> Dict[str, str]:
         """Copies of constants that leave one of `partitions` and cannot stay in it."""

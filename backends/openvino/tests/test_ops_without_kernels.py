@@ -22,7 +22,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from executorch.exir import EdgeCompileConfig
-from harness import bitwise_equal, eager, lower, run
+from harness import bitwise_equal, check_against_eager, eager, lower, run
 from torch import nn
 
 NAN, INF = float("nan"), float("inf")
@@ -215,3 +215,17 @@ def test_lowering_warns_naming_an_op_no_kernel_runs(tmp_path, caplog):
     assert "aten._linalg_svd.default" in warnings[0] and "aten::_linalg_svd.U" in warnings[0]
     assert "Missing operator" in warnings[0]
     assert "aten::_linalg_svd.U" in lowered.cpu_ops()
+
+
+class TransposeIdentity(nn.Module):
+    """ExecuTorch's operator suite's test_transpose_identity: a lone alias_copy of the input."""
+
+    def forward(self, x):
+        return x.transpose(1, 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32], ids=str)
+def test_a_program_that_only_copies_its_input_runs_in_openvino(dtype, tmp_path):
+    inputs = [((torch.randn(2, 3, 4) * 100).to(dtype),) for _ in range(2)]
+    lowered = check_against_eager(TransposeIdentity(), inputs, tmp_path)
+    assert lowered.cpu_ops() == []

@@ -101,6 +101,20 @@ def test_copy_of_an_input_is_placed_on_the_cpu():
     assert placed == {clone.name: "it copies an input, which OpenVINO would return as the input itself"}
 
 
+class OnlyCopiesItsInput(torch.nn.Module):
+    def forward(self, x):
+        return x.transpose(1, 1)
+
+
+def test_a_program_of_input_copies_only_keeps_them_in_openvino_where_the_cpu_plugin_runs_it():
+    program = edge_program(OnlyCopiesItsInput(), torch.randn(2, 3))
+    assert CopyPlacement(program, "f32").copies_of_inputs() == {}
+    # Without the CPU plugin there is no Identity to return the input through.
+    assert list(CopyPlacement(program, "f32", may_run_on_cpu=False).copies_of_inputs()) == ["aten_alias_copy_default"]
+    # A float copy at a lower precision could come back rounded.
+    assert list(CopyPlacement(program, "bf16").copies_of_inputs()) == ["aten_alias_copy_default"]
+
+
 def test_copy_of_a_float_constant_stays_in_the_partition_at_f32():
     program = edge_program(ReturnsACopyOfItsWeight(), torch.randn(3))
     partition = [node for node in compute_nodes(program) if "add" not in node.name]
