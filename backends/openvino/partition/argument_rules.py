@@ -20,6 +20,7 @@ from torch.fx.experimental.symbolic_shapes import statically_known_true
 from ..edge_graph.nodes import DTYPE_CASTS, op_name
 from ..edge_graph.pool_geometry import AvgPool
 from ..passes.wrap_negative_indices import integer_index_dims
+from . import sort_family
 
 
 def _avg_pool_refusal(node: torch.fx.Node, spatial: int) -> Optional[str]:
@@ -181,6 +182,8 @@ ARGUMENT_RULES: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten.constant_pad_nd.default": _constant_pad_refusal,
     "aten.gather.default": _gather_refusal,
 }
+# Sorting, selection and set ops (issue 40): the variants no OpenVINO form reproduces.
+ARGUMENT_RULES.update(sort_family.REFUSALS)
 
 
 def argument_refusal(name: str, node: torch.fx.Node) -> Optional[str]:

@@ -19,6 +19,7 @@ from torch.export import ExportedProgram
 from ..edge_graph.nodes import matches_op_type, op_name, tensor_value
 from ..edge_graph.program_inputs import constant_input_names
 from ..quantization.compressed_weights import STACK, UNPACK_SHIFT, is_unpack_node
+from . import sort_family
 
 SDPA = torch.ops.aten.scaled_dot_product_attention.default
 # Missing from the table of ops the frontend converts (openvino_supported_ops), which
@@ -40,6 +41,8 @@ def ops_kept_whole(
         STACK: lambda node: node.name in unpacking,
         UNPACK_SHIFT: lambda node: node.name in unpacking,
     }
+    # Sorting, selection and set ops outside core ATen (issue 40), claimed where the delegate takes them.
+    rules.update(dict.fromkeys(sort_family.KEPT_WHOLE, sort_family.claims))
     rules = {op: rule for op, rule in rules.items() if not matches_op_type(str(op), op_types_to_skip)}
     if not rules:
         return [], None

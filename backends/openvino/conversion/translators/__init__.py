@@ -10,15 +10,32 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List
 
+from ...edge_graph.twin_ops import twin_name
 from .embedding_bag import translate_embedding_bag
+from .sort import translate_argsort_stable, translate_sort, translate_sort_stable
 
 TRANSLATORS: Dict[str, Callable] = {
     "aten._embedding_bag.default": translate_embedding_bag,
 }
 
+# Sorting, selection and set ops (issue 40): PyTorch's stable order, NaN largest (ordering.py).
+TRANSLATORS.update(
+    {
+        "aten.sort.stable": translate_sort_stable,
+        "aten.argsort.stable": translate_argsort_stable,
+        "aten.sort.default": translate_sort,
+    }
+)
+
 
 def conversion_extensions() -> List[object]:
-    """One ``ConversionExtension`` per translator, to add to the frontend before converting."""
+    """``ConversionExtension``s of the translators, to add to the frontend before converting.
+
+    Each is registered under its op's name and under its twin's (edge_graph/twin_ops.py),
+    which the frontend's decoder reports for a twin node.
+    """
     from openvino.frontend.pytorch import ConversionExtension
 
-    return [ConversionExtension(name, translator) for name, translator in TRANSLATORS.items()]
+    return [
+        ConversionExtension(name, translator) for op, translator in TRANSLATORS.items() for name in (op, twin_name(op))
+    ]
