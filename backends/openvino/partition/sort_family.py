@@ -29,12 +29,18 @@ aten = torch.ops.aten
 KEPT_WHOLE: FrozenSet[torch._ops.OpOverload] = frozenset(
     {
         aten.argsort.stable,
+        aten.median.default,
+        aten.nanmedian.default,
     }
 )
 # Non-core ATen ops of several results, which our translators convert.
 TWINNED: FrozenSet[torch._ops.OpOverload] = frozenset(
     {
         aten.sort.stable,
+        aten.median.dim,
+        aten.nanmedian.dim,
+        aten.kthvalue.default,
+        aten.mode.default,
     }
 )
 
@@ -43,8 +49,58 @@ def _reads_result(node: torch.fx.Node, index: int) -> bool:
     return any(user.target is operator.getitem and user.args[1] == index for user in node.users)
 
 
+def _reduced_size(node: torch.fx.Node, dim_index: int, default_dim: int) -> Optional[int]:
+    """The size of the dim a reduction's node reduces, or None when it is not static."""
+    value = node.args[0].meta.get("val")
+    dim = node.args[dim_index] if len(node.args) > dim_index else node.kwargs.get("dim", default_dim)
+    if value.dim() == 0:
+        return 1
+    size = value.shape[dim % value.dim()]
+    return size if isinstance(size, int) else None
+
+
+# Eager's mode takes the index from std::sort's order, which is an insertion sort, so
+# stable, up to this many elements (libstdc++'s _S_threshold).
+_STD_SORT_INSERTION_LIMIT = 16
+
+
+def _kthvalue_refusal(node: torch.fx.Node) -> Optional[str]:
+    if _reads_result(node, 1):
+        return "its index is read, which eager picks among equal values by a quickselect no OpenVINO op reproduces"
+    return None
+
+
+def _mode_refusal(node: torch.fx.Node) -> Optional[str]:
+    size = _reduced_size(node, 1, -1)
+    if node.args[0].meta["val"].dtype.is_floating_point and (size is None or size > _STD_SORT_INSERTION_LIMIT):
+        # The translation repeats the insertion sort, whose comparisons a NaN breaks.
+        return (
+            f"it reduces {size or 'a dynamic number of'} floats, where a NaN makes eager's answer depend "
+            f"on std::sort's steps, which no OpenVINO op reproduces past {_STD_SORT_INSERTION_LIMIT} elements"
+        )
+    if _reads_result(node, 1) and (size is None or size > _STD_SORT_INSERTION_LIMIT):
+        return (
+            f"its index is read over {size or 'a dynamic number of'} elements, of which eager takes the one "
+            f"std::sort's order puts last, which no OpenVINO op reproduces past {_STD_SORT_INSERTION_LIMIT}"
+        )
+    return None
+
+
+def _nanmedian_refusal(node: torch.fx.Node) -> Optional[str]:
+    if _reads_result(node, 1) and _reduced_size(node, 1, -1) is None:
+        return (
+            "its index is read over a dynamic number of elements, and the index eager gives a row of "
+            "NaN only is read for the row's size when the program is lowered"
+        )
+    return None
+
+
 # Op name -> why a node of that op stays on the CPU, or None.
-REFUSALS: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {}
+REFUSALS: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
+    "aten.kthvalue.default": _kthvalue_refusal,
+    "aten.mode.default": _mode_refusal,
+    "aten.nanmedian.dim": _nanmedian_refusal,
+}
 
 
 def _bound(node: torch.fx.Node) -> bool:

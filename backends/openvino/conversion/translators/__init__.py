@@ -12,6 +12,14 @@ from typing import Callable, Dict, List
 
 from ...edge_graph.twin_ops import twin_name
 from .embedding_bag import translate_embedding_bag
+from .selection import (
+    translate_kthvalue,
+    translate_median,
+    translate_median_dim,
+    translate_mode,
+    translate_nanmedian,
+    translate_nanmedian_dim,
+)
 from .sort import translate_argsort_stable, translate_sort, translate_sort_stable
 
 TRANSLATORS: Dict[str, Callable] = {
@@ -24,6 +32,12 @@ TRANSLATORS.update(
         "aten.sort.stable": translate_sort_stable,
         "aten.argsort.stable": translate_argsort_stable,
         "aten.sort.default": translate_sort,
+        "aten.median.default": translate_median,
+        "aten.median.dim": translate_median_dim,
+        "aten.nanmedian.default": translate_nanmedian,
+        "aten.nanmedian.dim": translate_nanmedian_dim,
+        "aten.kthvalue.default": translate_kthvalue,
+        "aten.mode.default": translate_mode,
     }
 )
 
