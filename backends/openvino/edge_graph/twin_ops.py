@@ -29,8 +29,12 @@ def twin(op: OpOverload) -> OpOverload:
     if op not in _twins:
         name = op._schema.name.split("::", 1)[1]
         overload = op._schema.overload_name
+        qualified = f"{name}.{overload}" if overload else name
         _library.define(str(op._schema).split("::", 1)[1])
-        _library.impl(f"{name}.{overload}" if overload else name, op, "CompositeExplicitAutograd")
+        _library.impl(qualified, op, "CompositeExplicitAutograd")
+        # Under fake tensors the ATen op's own fake kernel, which makes the sizes that depend on
+        # the data (the number of values ``unique`` returns) unbacked symbols.
+        torch.library.register_fake(f"{NAMESPACE}::{qualified}", op, lib=_library)
         _twins[op] = getattr(getattr(getattr(torch.ops, NAMESPACE), name), overload or "default")
     return _twins[op]
 

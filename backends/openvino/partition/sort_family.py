@@ -41,6 +41,8 @@ TWINNED: FrozenSet[torch._ops.OpOverload] = frozenset(
         aten.nanmedian.dim,
         aten.kthvalue.default,
         aten.mode.default,
+        aten._unique2.default,
+        aten.unique_consecutive.default,
     }
 )
 
@@ -95,11 +97,26 @@ def _nanmedian_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+def _unique_refusal(node: torch.fx.Node) -> Optional[str]:
+    value = node.args[0].meta["val"]
+    count = value.numel()
+    if value.dtype.is_floating_point and _reads_result(node, 1):
+        if not isinstance(count, int) or count > _STD_SORT_INSERTION_LIMIT:
+            # Eager sorts with std::sort, whose order among the NaNs (each a value of its own) is its own.
+            return (
+                f"its inverse over {count if isinstance(count, int) else 'a dynamic number of'} floats is read, "
+                f"whose NaNs eager numbers in std::sort's order, which no OpenVINO op reproduces past "
+                f"{_STD_SORT_INSERTION_LIMIT} elements"
+            )
+    return None
+
+
 # Op name -> why a node of that op stays on the CPU, or None.
 REFUSALS: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten.kthvalue.default": _kthvalue_refusal,
     "aten.mode.default": _mode_refusal,
     "aten.nanmedian.dim": _nanmedian_refusal,
+    "aten._unique2.default": _unique_refusal,
 }
 
 

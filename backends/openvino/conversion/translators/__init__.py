@@ -21,6 +21,7 @@ from .selection import (
     translate_nanmedian_dim,
 )
 from .sort import translate_argsort_stable, translate_sort, translate_sort_stable
+from .unique import translate_unique, translate_unique_consecutive
 
 TRANSLATORS: Dict[str, Callable] = {
     "aten._embedding_bag.default": translate_embedding_bag,
@@ -38,6 +39,8 @@ TRANSLATORS.update(
         "aten.nanmedian.dim": translate_nanmedian_dim,
         "aten.kthvalue.default": translate_kthvalue,
         "aten.mode.default": translate_mode,
+        "aten._unique2.default": translate_unique,
+        "aten.unique_consecutive.default": translate_unique_consecutive,
     }
 )
 
