@@ -31,6 +31,10 @@ KEPT_WHOLE: FrozenSet[torch._ops.OpOverload] = frozenset(
         aten.argsort.stable,
         aten.median.default,
         aten.nanmedian.default,
+        aten.bucketize.Tensor,
+        aten.bucketize.Scalar,
+        aten.searchsorted.Tensor,
+        aten.searchsorted.Scalar,
     }
 )
 # Non-core ATen ops of several results, which our translators convert.

@@ -12,6 +12,12 @@ from typing import Callable, Dict, List
 
 from ...edge_graph.twin_ops import twin_name
 from .embedding_bag import translate_embedding_bag
+from .search import (
+    translate_bucketize,
+    translate_bucketize_scalar,
+    translate_searchsorted,
+    translate_searchsorted_scalar,
+)
 from .selection import (
     translate_kthvalue,
     translate_median,
@@ -41,6 +47,10 @@ TRANSLATORS.update(
         "aten.mode.default": translate_mode,
         "aten._unique2.default": translate_unique,
         "aten.unique_consecutive.default": translate_unique_consecutive,
+        "aten.bucketize.Tensor": translate_bucketize,
+        "aten.bucketize.Scalar": translate_bucketize_scalar,
+        "aten.searchsorted.Tensor": translate_searchsorted,
+        "aten.searchsorted.Scalar": translate_searchsorted_scalar,
     }
 )
 
