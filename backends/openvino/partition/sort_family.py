@@ -12,6 +12,7 @@ reason says why.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Callable, Collection, Dict, FrozenSet, Optional
 
@@ -35,6 +36,7 @@ KEPT_WHOLE: FrozenSet[torch._ops.OpOverload] = frozenset(
         aten.bucketize.Scalar,
         aten.searchsorted.Tensor,
         aten.searchsorted.Scalar,
+        aten.histc.default,
     }
 )
 # Non-core ATen ops of several results, which our translators convert.
@@ -115,12 +117,28 @@ def _unique_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+def _histc_refusal(node: torch.fx.Node) -> Optional[str]:
+    dtype = node.args[0].meta["val"].dtype
+    bins, low, high = (list(node.args[1:]) + [100, 0, 0][len(node.args) - 1 :])[:3]
+    if dtype != torch.float32:
+        return f"it counts {dtype} values, which eager bins in {dtype} arithmetic and OpenVINO in float32"
+    if low == high:
+        return (
+            "its range is the data's (min == max), whose bins need a division at run time, which OpenVINO's "
+            "CPU plugin computes up to an ulp off, moving values on a bin's edge"
+        )
+    if not (math.isfinite(low) and math.isfinite(high) and low < high and bins > 0):
+        return f"eager refuses bins={bins}, min={low}, max={high}"
+    return None
+
+
 # Op name -> why a node of that op stays on the CPU, or None.
 REFUSALS: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten.kthvalue.default": _kthvalue_refusal,
     "aten.mode.default": _mode_refusal,
     "aten.nanmedian.dim": _nanmedian_refusal,
     "aten._unique2.default": _unique_refusal,
+    "aten.histc.default": _histc_refusal,
 }
 
 

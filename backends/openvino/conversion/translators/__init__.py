@@ -12,6 +12,7 @@ from typing import Callable, Dict, List
 
 from ...edge_graph.twin_ops import twin_name
 from .embedding_bag import translate_embedding_bag
+from .histc import translate_histc
 from .search import (
     translate_bucketize,
     translate_bucketize_scalar,
@@ -51,6 +52,7 @@ TRANSLATORS.update(
         "aten.bucketize.Scalar": translate_bucketize_scalar,
         "aten.searchsorted.Tensor": translate_searchsorted,
         "aten.searchsorted.Scalar": translate_searchsorted_scalar,
+        "aten.histc.default": translate_histc,
     }
 )
 

@@ -56,7 +56,7 @@ def _compared(sequence: ov.Output, values, value_is_scalar: bool):
     return ops.convert(sequence, OPENVINO_TYPES[common]).output(0), values
 
 
-def _search(sequence: ov.Output, values: ov.Output, right: bool, sorter: Optional[ov.Output]) -> ov.Output:
+def search(sequence: ov.Output, values: ov.Output, right: bool, sorter: Optional[ov.Output]) -> ov.Output:
     """Eager's binary search of each of `values` in `sequence` (1-d, or one row per leading index)."""
     axis = rank(sequence) - 1
     length = sequence.get_partial_shape()[axis]
@@ -95,7 +95,7 @@ def _bucketize(context, value_is_scalar: bool) -> List[ov.Output]:
     boundaries, values = _compared(boundaries, values, value_is_scalar)
     right = bool(constant_argument(context, _BUCKETIZE_RIGHT, False))
     return _result(
-        _search(boundaries, values, right, None), bool(constant_argument(context, _BUCKETIZE_OUT_INT32, False))
+        search(boundaries, values, right, None), bool(constant_argument(context, _BUCKETIZE_OUT_INT32, False))
     )
 
 
@@ -118,7 +118,7 @@ def _searchsorted(context, value_is_scalar: bool) -> List[ov.Output]:
     sorter = (
         None if is_none(context, _SEARCH_SORTER) else ops.convert(context.get_input(_SEARCH_SORTER), "i64").output(0)
     )
-    return _result(_search(sequence, values, right, sorter), bool(constant_argument(context, _SEARCH_OUT_INT32, False)))
+    return _result(search(sequence, values, right, sorter), bool(constant_argument(context, _SEARCH_OUT_INT32, False)))
 
 
 def translate_searchsorted(context) -> List[ov.Output]:
