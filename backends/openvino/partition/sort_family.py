@@ -48,6 +48,7 @@ TWINNED: FrozenSet[torch._ops.OpOverload] = frozenset(
         aten.kthvalue.default,
         aten.mode.default,
         aten._unique2.default,
+        aten.unique_dim.default,
         aten.unique_consecutive.default,
     }
 )
@@ -132,12 +133,28 @@ def _histc_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+# Slices of more elements are sorted here by as many stable sorts: a bound on the graph's size.
+_UNIQUE_DIM_SLICE_LIMIT = 64
+
+
+def _unique_dim_refusal(node: torch.fx.Node) -> Optional[str]:
+    value = node.args[0].meta["val"]
+    if value.dtype.is_floating_point:
+        return "it compares float slices, which eager sorts with std::sort in an order a NaN leaves undefined"
+    dim = node.args[1] % max(value.dim(), 1)
+    sizes = [size for axis, size in enumerate(value.shape) if axis != dim]
+    if not all(isinstance(size, int) for size in sizes) or math.prod(sizes) > _UNIQUE_DIM_SLICE_LIMIT:
+        return f"its slices along dim {dim} hold more than {_UNIQUE_DIM_SLICE_LIMIT} or a dynamic number of elements"
+    return None
+
+
 # Op name -> why a node of that op stays on the CPU, or None.
 REFUSALS: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten.kthvalue.default": _kthvalue_refusal,
     "aten.mode.default": _mode_refusal,
     "aten.nanmedian.dim": _nanmedian_refusal,
     "aten._unique2.default": _unique_refusal,
+    "aten.unique_dim.default": _unique_dim_refusal,
     "aten.histc.default": _histc_refusal,
 }
 

@@ -28,7 +28,7 @@ from .selection import (
     translate_nanmedian_dim,
 )
 from .sort import translate_argsort_stable, translate_sort, translate_sort_stable
-from .unique import translate_unique, translate_unique_consecutive
+from .unique import translate_unique, translate_unique_consecutive, translate_unique_dim
 
 TRANSLATORS: Dict[str, Callable] = {
     "aten._embedding_bag.default": translate_embedding_bag,
@@ -47,6 +47,7 @@ TRANSLATORS.update(
         "aten.kthvalue.default": translate_kthvalue,
         "aten.mode.default": translate_mode,
         "aten._unique2.default": translate_unique,
+        "aten.unique_dim.default": translate_unique_dim,
         "aten.unique_consecutive.default": translate_unique_consecutive,
         "aten.bucketize.Tensor": translate_bucketize,
         "aten.bucketize.Scalar": translate_bucketize_scalar,

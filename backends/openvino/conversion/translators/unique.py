@@ -11,6 +11,12 @@ and NaN):
   std::sort, which up to 16 elements keeps the NaNs in index order, as here; past
   16 the inverse numbers the NaNs in std::sort's own order, and the partitioner
   leaves a float node whose inverse is read on the CPU (partition/sort_family.py).
+- ``unique`` along a dim (``aten.unique_dim``) sorts the slices along the dim
+  lexicographically (std::sort comparing element by element) and keeps one of each
+  run of equal slices; inverse and counts are per slice. Integer and bool slices are
+  sorted here by one stable sort per element of a slice, last element first. A float
+  slice holding NaN has no order in eager's comparison, so its std::sort's result is
+  its own: the partitioner leaves float nodes on the CPU.
 - ``unique_consecutive`` keeps the first of each run of equal neighbours (NaN differs
   from NaN), along a dim as whole slices; the inverse is each element's (or slice's)
   run number, the counts the runs' lengths.
@@ -30,10 +36,12 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from .context import constant_argument
-from .ordering import axis_of, i64, rank, size_along, stable_sort
+from .ordering import axis_of, i64, rank, size_along, stable_sort, stable_sort_indices
 
 # _unique2(self, sorted=True, return_inverse=False, return_counts=False)
 _RETURN_INVERSE, _RETURN_COUNTS = 2, 3
+# unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False)
+_DIM, _DIM_INVERSE, _DIM_COUNTS = 1, 3, 4
 # unique_consecutive(self, return_inverse=False, return_counts=False, dim=None)
 _CONSECUTIVE_INVERSE, _CONSECUTIVE_COUNTS, _CONSECUTIVE_DIM = 1, 2, 3
 
@@ -105,4 +113,33 @@ def translate_unique_consecutive(context) -> List[ov.Output]:
         counts,
         bool(constant_argument(context, _CONSECUTIVE_INVERSE, False)),
         bool(constant_argument(context, _CONSECUTIVE_COUNTS, False)),
+    )
+
+
+def translate_unique_dim(context) -> List[ov.Output]:
+    tensor = context.get_input(0)
+    axis = axis_of(constant_argument(context, _DIM, 0), tensor)
+    order = [axis] + [a for a in range(rank(tensor)) if a != axis]
+    slices = ops.transpose(tensor, i64(order)).output(0)  # the slices along the first axis
+    shape = slices.get_partial_shape()
+    width = int(np.prod([shape[a].get_length() for a in range(1, rank(tensor))]))
+    rows = ops.reshape(slices, i64([-1, width]), False).output(0)
+    # Lexicographic order: stable sorts by each column, the last column first.
+    permutation = ops.range(i64(0), size_along(rows, 0), i64(1), "i64").output(0)
+    for column in reversed(range(width)):
+        key = ops.gather(ops.gather(rows, i64(column), i64(1)), permutation, i64(0)).output(0)
+        permutation = ops.gather(permutation, stable_sort_indices(key, 0), i64(0)).output(0)
+    sorted_slices = ops.gather(slices, permutation, i64(0)).output(0)
+    positions, run_number, counts = _runs(_run_starts(sorted_slices, 0))
+    inverse = ops.scatter_elements_update(
+        ops.broadcast(i64(0), ops.shape_of(permutation, "i64")), permutation, run_number, i64(0)
+    )
+    back = [order.index(a) for a in range(rank(tensor))]
+    values = ops.transpose(ops.gather(sorted_slices, positions, i64(0)), i64(back)).output(0)
+    return _results(
+        values,
+        inverse.output(0),
+        counts,
+        bool(constant_argument(context, _DIM_INVERSE, False)),
+        bool(constant_argument(context, _DIM_COUNTS, False)),
     )
