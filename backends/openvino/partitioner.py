@@ -21,7 +21,7 @@ from .partition.copy_placement import CopyPlacement
 from .partition.kept_whole import SDPA, ops_kept_whole
 from .partition.op_support import OpenvinoOperatorSupport, assert_nodes
 from .partition.shared_buffers import BuffersAcrossMethods
-from .partition.sort_family import twin_claimed_nodes
+from .partition.sort_family import twin_claimed_nodes, warn_about_twins_left_on_cpu
 from .partition.symbolic_remainder import remainders_through_floor_division
 from .partition.symint_boundary import symbolic_values_crossing
 from .partition.trial_conversion import unconvertible_nodes
@@ -113,6 +113,7 @@ class OpenvinoPartitioner(Partitioner):
             for node in partition.nodes:
                 node.meta["delegation_tag"] = tag
             tags[tag] = self.delegation_spec
+        warn_about_twins_left_on_cpu(exported_program.graph)
         shared = self._methods.shared()
         tag_constant_data(exported_program)
         _untag_constants_read_outside(exported_program, shared)

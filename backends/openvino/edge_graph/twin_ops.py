@@ -14,7 +14,7 @@ by its ATen op (``op_name``), so rules and translations are written once.
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Optional
 
 import torch
 from torch._ops import OpOverload
@@ -37,6 +37,12 @@ def twin(op: OpOverload) -> OpOverload:
         torch.library.register_fake(f"{NAMESPACE}::{qualified}", op, lib=_library)
         _twins[op] = getattr(getattr(getattr(torch.ops, NAMESPACE), name), overload or "default")
     return _twins[op]
+
+
+def aten_op_of(target: object) -> Optional[OpOverload]:
+    """The ATen op a twin (or an edge op of a twin) stands for, or None for any other target."""
+    op = getattr(target, "_op", target)  # an edge op wraps its op
+    return next((aten for aten, twin_op in _twins.items() if twin_op is op), None)
 
 
 def aten_name(name: str) -> str:

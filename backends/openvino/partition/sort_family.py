@@ -12,6 +12,7 @@ reason says why.
 
 from __future__ import annotations
 
+import logging
 import math
 import operator
 from typing import Callable, Collection, Dict, FrozenSet, Optional
@@ -21,7 +22,9 @@ from torch.export import ExportedProgram
 
 from ..edge_graph.dtypes import BOUND_DTYPES
 from ..edge_graph.nodes import matches_op_type, op_name
-from ..edge_graph.twin_ops import twin
+from ..edge_graph.twin_ops import aten_op_of, twin
+
+logger = logging.getLogger(__name__)
 
 aten = torch.ops.aten
 
@@ -199,3 +202,20 @@ def twin_claimed_nodes(
             node.target = twin(node.target)
     program.graph_module.recompile()
     return program
+
+
+def warn_about_twins_left_on_cpu(graph: torch.fx.Graph) -> None:
+    """Names each twinned node the partitioner did not take after all (its conversion failed),
+    for which ``to_executorch`` then finds no kernel. (A partitioner may not change the graph,
+    so the node keeps its twin.) Lowering again with the op in ``op_types_to_skip`` leaves its
+    nodes the ATen op they were."""
+    for node in graph.nodes:
+        op = aten_op_of(node.target) if node.op == "call_function" else None
+        if op is not None and "delegation_tag" not in node.meta:
+            logger.error(
+                "OpenVINO partitioner: %s (%s) could not be converted after all, and ExecuTorch has no kernel "
+                "for the form it was kept in; pass op_types_to_skip=[%r] to leave it on the CPU as it is",
+                node.name,
+                op,
+                str(op),
+            )
