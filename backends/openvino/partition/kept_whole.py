@@ -4,9 +4,10 @@ OpenVINO has one op for scaled dot-product attention, which its CPU plugin runs 
 one fused kernel (and, for an LLM's cache, fuses with it). ExecuTorch's edge
 dialect decomposes it into matmuls, a softmax and the mask's arithmetic unless
 the partitioner claims it. NNCF's unpacking of 4-bit weights is kept whole for the
-same reason (quantization/compressed_weights.py). ExecuTorch raises when a claimed node is
-neither delegated nor decomposed, so a node is claimed only when OpenVINO converts
-it for sure; the others are decomposed as before.
+same reason (quantization/compressed_weights.py), and the sorting, selection and set
+ops outside core ATen because nothing else computes them (partition/sort_family.py).
+ExecuTorch raises when a claimed node is neither delegated nor decomposed, so a node
+is claimed only when OpenVINO converts it for sure; the others are decomposed as before.
 """
 
 from __future__ import annotations

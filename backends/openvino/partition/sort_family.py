@@ -28,8 +28,8 @@ logger = logging.getLogger(__name__)
 
 aten = torch.ops.aten
 
-# Non-core ATen ops of one result, without a decomposition (or with one we would rather
-# not have), which our translators convert.
+# Non-core ATen ops of one result, which our translators convert. None has a decomposition
+# but argsort.stable's, into sort.stable, which has none.
 KEPT_WHOLE: FrozenSet[torch._ops.OpOverload] = frozenset(
     {
         aten.argsort.stable,
@@ -151,6 +151,13 @@ def _unique_dim_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+def _topk_refusal(node: torch.fx.Node) -> Optional[str]:
+    if not node.kwargs.get("sorted", node.args[4] if len(node.args) > 4 else True):
+        # ExecuTorch's portable kernels have topk: the CPU runs it.
+        return "it asks for the values unsorted (sorted=False), which eager returns in an order of its own"
+    return None
+
+
 # Op name -> why a node of that op stays on the CPU, or None.
 REFUSALS: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten.kthvalue.default": _kthvalue_refusal,
@@ -159,6 +166,7 @@ REFUSALS: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten._unique2.default": _unique_refusal,
     "aten.unique_dim.default": _unique_dim_refusal,
     "aten.histc.default": _histc_refusal,
+    "aten.topk.default": _topk_refusal,
 }
 
 

@@ -815,7 +815,7 @@ def ties(*shape: int, dtype: torch.dtype = torch.float32, nan: float = 0.0):
         values = torch.randint(-2, 3, shape, generator=g).to(dtype)
         if dtype.is_floating_point:
             values[torch.rand(shape, generator=g) < 0.1] = float("inf")
-            values[values == 0] = torch.where(torch.rand(shape, generator=g) < 0.5, -0.0, 0.0)[values == 0]
+            values[values == 0] = torch.where(torch.rand(shape, generator=g) < 0.5, -0.0, 0.0).to(dtype)[values == 0]
             values[torch.rand(shape, generator=g) < nan] = float("nan")
         return values
 
@@ -912,6 +912,22 @@ for name, fn, make in (
         lambda x: tuple(torch.unique_consecutive(x, return_counts=True, dim=0)),
         bits(9, 2),
     ),
+    ("sort_stable_bf16_nan", lambda x: tuple(torch.sort(x, stable=True)), ties(4, 6, dtype=torch.bfloat16, nan=0.2)),
+    ("argsort_stable_u8_desc", lambda x: torch.argsort(x, descending=True, stable=True), ties(3, 8, dtype=torch.uint8)),
+    # topk's values with ties and NaN; its indices where no two values tie (eager's order
+    # among ties is std::partial_sort's own).
+    ("topk_f32_nan_largest_values", lambda x: torch.topk(x, 3).values, ties(5, 4, nan=0.3)),
+    ("topk_f32_distinct", lambda x: tuple(torch.topk(x, 3)), lambda g: distinct_ints((5, 7), torch.float32, g)),
+    ("topk_f32_nan_smallest_dim0", lambda x: torch.topk(x, 2, dim=0, largest=False).values, ties(5, 4, nan=0.3)),
+    # Empty-ish inputs: an empty dim, a dim of one, one NaN alone, one bin.
+    ("sort_stable_f32_empty_dim", lambda x: tuple(torch.sort(x, stable=True)), ties(3, 0)),
+    ("median_f32_dim_of_one", lambda x: tuple(torch.median(x, 1)), ties(4, 1, nan=0.3)),
+    (
+        "unique_f32_one_nan",
+        lambda x: tuple(torch.unique(x, return_inverse=True, return_counts=True)),
+        lambda g: torch.tensor([float("nan")]),
+    ),
+    ("histc_f32_one_bin", lambda x: torch.histc(x, 1, -1, 1), ties(9, nan=0.2)),
     (
         "histc_f32_on_bin_edges",
         lambda x: tuple(torch.histc(x, *bins_range) for bins_range in HISTC_RANGES),
@@ -933,6 +949,7 @@ for name, fn, makers in (
         (ties(9, nan=0.2), ties(12, nan=0.2)),
     ),
     ("searchsorted_rows", lambda s, x: torch.searchsorted(s.sort().values, x), (ties(3, 6), ties(3, 4, nan=0.2))),
+    ("searchsorted_one_boundary", lambda s, x: torch.searchsorted(s, x, right=True), (ties(1), ties(6, nan=0.2))),
     (
         "searchsorted_scalar_int32",
         lambda s: torch.searchsorted(s, 1, right=True, out_int32=True),

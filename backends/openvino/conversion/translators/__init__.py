@@ -27,7 +27,7 @@ from .selection import (
     translate_nanmedian,
     translate_nanmedian_dim,
 )
-from .sort import translate_argsort_stable, translate_sort, translate_sort_stable
+from .sort import translate_argsort_stable, translate_sort, translate_sort_stable, translate_topk
 from .unique import translate_unique, translate_unique_consecutive, translate_unique_dim
 
 TRANSLATORS: Dict[str, Callable] = {
@@ -40,6 +40,7 @@ TRANSLATORS.update(
         "aten.sort.stable": translate_sort_stable,
         "aten.argsort.stable": translate_argsort_stable,
         "aten.sort.default": translate_sort,
+        "aten.topk.default": translate_topk,
         "aten.median.default": translate_median,
         "aten.median.dim": translate_median_dim,
         "aten.nanmedian.default": translate_nanmedian,

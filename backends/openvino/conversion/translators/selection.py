@@ -99,7 +99,7 @@ def _median(context, dim, keepdim: bool, ignore_nan: bool) -> List[ov.Output]:
     position = _median_position(tensor, axis, ignore_nan)
     picked = [_at(values, position, axis), _at(indices, position, axis)]
     size = tensor.get_partial_shape()[axis]
-    if ignore_nan and is_float(tensor) and size.is_static:
+    if ignore_nan and dim is not None and is_float(tensor) and size.is_static:
         # A dynamic size has no such index: the partitioner leaves a node whose index is read on the CPU.
         all_nan = ops.equal(_nan_count(tensor, axis), size_along(tensor, axis))
         picked[1] = ops.select(all_nan, i64(_all_nan_index(size.get_length())), picked[1]).output(0)
@@ -111,10 +111,12 @@ def translate_median(context) -> List[ov.Output]:
     return _median(context, None, False, ignore_nan=False)
 
 
+def _dim_and_keepdim(context) -> Tuple[int, bool]:
+    return constant_argument(context, _DIM, -1), bool(constant_argument(context, _KEEPDIM, False))
+
+
 def translate_median_dim(context) -> List[ov.Output]:
-    return _median(
-        context, constant_argument(context, _DIM, -1), bool(constant_argument(context, _KEEPDIM, False)), False
-    )
+    return _median(context, *_dim_and_keepdim(context), ignore_nan=False)
 
 
 def translate_nanmedian(context) -> List[ov.Output]:
@@ -122,9 +124,7 @@ def translate_nanmedian(context) -> List[ov.Output]:
 
 
 def translate_nanmedian_dim(context) -> List[ov.Output]:
-    return _median(
-        context, constant_argument(context, _DIM, -1), bool(constant_argument(context, _KEEPDIM, False)), True
-    )
+    return _median(context, *_dim_and_keepdim(context), ignore_nan=True)
 
 
 def translate_kthvalue(context) -> List[ov.Output]:
@@ -139,8 +139,7 @@ def translate_kthvalue(context) -> List[ov.Output]:
 
 def translate_mode(context) -> List[ov.Output]:
     original = context.get_input(0)
-    dim = constant_argument(context, _DIM, -1)
-    keepdim = bool(constant_argument(context, _KEEPDIM, False))
+    dim, keepdim = _dim_and_keepdim(context)
     tensor, axis = _as_rows(original, dim)
     values, indices = _insertion_sort(tensor, axis) if is_float(tensor) else stable_sort(tensor, axis)
     run_lengths, run_ends = _runs(values, axis)
