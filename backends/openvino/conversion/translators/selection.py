@@ -38,7 +38,7 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from .context import constant_argument
-from .ordering import axis_of, i64, is_float, rank, size_along, stable_sort
+from .ordering import axis_of, i64, is_float, rank, size_along, stable_sort, std_sort
 
 # median.dim / nanmedian.dim(self, dim, keepdim=False); kthvalue(self, k, dim=-1, keepdim=False);
 # mode(self, dim=-1, keepdim=False)
@@ -95,7 +95,8 @@ def _all_nan_index(size: int) -> int:
 def _median(context, dim, keepdim: bool, ignore_nan: bool) -> List[ov.Output]:
     original = context.get_input(0)
     tensor, axis = _as_rows(original, dim)
-    values, indices = stable_sort(tensor, axis)
+    # Without a dim only the value counts, which any order of equal values gives.
+    values, indices = stable_sort(tensor, axis) if dim is not None else std_sort(tensor, axis)
     position = _median_position(tensor, axis, ignore_nan)
     picked = [_at(values, position, axis), _at(indices, position, axis)]
     size = tensor.get_partial_shape()[axis]
@@ -132,7 +133,7 @@ def translate_kthvalue(context) -> List[ov.Output]:
     dim = constant_argument(context, _KTH_DIM, -1)
     keepdim = bool(constant_argument(context, _KTH_KEEPDIM, False))
     tensor, axis = _as_rows(original, dim)
-    values, indices = stable_sort(tensor, axis)
+    values, indices = std_sort(tensor, axis)  # its index, a quickselect's, is not eager's anyway
     position = i64(constant_argument(context, _K, 1) - 1)
     return _reduced([_at(values, position, axis), _at(indices, position, axis)], axis, keepdim, original, dim)
 
@@ -141,7 +142,7 @@ def translate_mode(context) -> List[ov.Output]:
     original = context.get_input(0)
     dim, keepdim = _dim_and_keepdim(context)
     tensor, axis = _as_rows(original, dim)
-    values, indices = _insertion_sort(tensor, axis) if is_float(tensor) else stable_sort(tensor, axis)
+    values, indices = _insertion_sort(tensor, axis) if is_float(tensor) else std_sort(tensor, axis)
     run_lengths, run_ends = _runs(values, axis)
     # The first longest run: TopK(stable) keeps the lowest index among equal counts.
     longest = ops.topk(run_lengths, i64(1), axis, "max", "value", "i64", True).output(1)

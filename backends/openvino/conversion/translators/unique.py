@@ -36,7 +36,7 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from .context import constant_argument
-from .ordering import axis_of, i64, rank, size_along, stable_sort, stable_sort_indices
+from .ordering import axis_of, i64, rank, size_along, stable_sort_indices, std_sort
 
 # _unique2(self, sorted=True, return_inverse=False, return_counts=False)
 _RETURN_INVERSE, _RETURN_COUNTS = 2, 3
@@ -82,7 +82,7 @@ def _results(values, inverse, counts, return_inverse: bool, return_counts: bool)
 def translate_unique(context) -> List[ov.Output]:
     tensor = context.get_input(0)
     flat = ops.reshape(tensor, i64([-1]), False).output(0)
-    values, order = stable_sort(flat, 0)
+    values, order = std_sort(flat, 0)
     positions, run_number, counts = _runs(_run_starts(values, 0))
     # Element order[i] of the input is the i-th sorted, whose value is run_number[i].
     inverse = ops.scatter_elements_update(ops.broadcast(i64(0), ops.shape_of(flat, "i64")), order, run_number, i64(0))
