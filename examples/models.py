@@ -1,5 +1,7 @@
 """Small real models shared by the tests, the demo and the benchmarks."""
 
+from typing import Optional
+
 import torch
 
 
@@ -77,12 +79,15 @@ def small_llama(
     layers: int = 6,
     max_seq_len: int = 256,
     dim: int = 288,
+    heads: Optional[int] = None,
+    kv_heads: Optional[int] = None,
 ) -> torch.nn.Module:
     """The Llama of the executorch wheel with a KV cache in mutable buffers, random weights.
 
     By default dim 288, 6 heads, 2 KV heads, vocab 32000: the size of the stories15M checkpoint.
     Below dim 1024 heads are 48 wide with a third as many KV heads; from dim 1024 there are
-    32 heads and 8 KV heads (with 16 layers, dim 2048 is the shape of Llama 3.2 1B).
+    32 heads and 8 KV heads (with 16 layers, dim 2048 is the shape of Llama 3.2 1B), unless
+    `heads` and `kv_heads` say otherwise.
     With `enable_dynamic_shape` its code is written for a dynamic sequence length
     (it slices its caches by ``input_pos[0].item()``), as ExecuTorch's LLM export does.
     Call it as ``model(tokens, {"input_pos": positions})``.
@@ -90,8 +95,8 @@ def small_llama(
     from executorch.examples.models.llama.llama_transformer import construct_transformer
     from executorch.examples.models.llama.model_args import ModelArgs
 
-    heads = max(1, dim // 48) if dim < 1024 else 32
-    kv_heads = max(1, heads // 3) if dim < 1024 else 8
+    heads = heads or (max(1, dim // 48) if dim < 1024 else 32)
+    kv_heads = kv_heads or (max(1, heads // 3) if dim < 1024 else 8)
     args = ModelArgs(
         dim=dim,
         n_layers=layers,

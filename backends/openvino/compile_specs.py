@@ -27,6 +27,7 @@ NUM_STREAMS = "num_streams"
 INFERENCE_NUM_THREADS = "inference_num_threads"
 DYNAMIC_QUANTIZATION_GROUP_SIZE = "dynamic_quantization_group_size"
 ONE_TOKEN_MODEL = "one_token_model"
+KV_CACHE_PRECISION = "kv_cache_precision"
 KNOWN_KEYS: Tuple[str, ...] = (
     DEVICE,
     INFERENCE_PRECISION,
@@ -36,9 +37,12 @@ KNOWN_KEYS: Tuple[str, ...] = (
     INFERENCE_NUM_THREADS,
     DYNAMIC_QUANTIZATION_GROUP_SIZE,
     ONE_TOKEN_MODEL,
+    KV_CACHE_PRECISION,
 )
 
 PRECISIONS: Tuple[str, ...] = ("f32", "f16", "bf16")
+# The CPU plugin also stores a fused KV cache in u8 (its own default, as OpenVINO GenAI runs LLMs).
+KV_CACHE_PRECISIONS: Tuple[str, ...] = ("f32", "f16", "bf16", "u8")
 PERFORMANCE_HINTS: Tuple[str, ...] = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT")
 # OpenVINO's device plugins, real and virtual. A device may carry an index
 # ("GPU.1") or, for virtual devices, a list of targets ("HETERO:GPU,CPU").
@@ -55,10 +59,13 @@ class OpenvinoOptions:
     cache_dir: Optional[str] = None
     num_streams: Optional[str] = None
     inference_num_threads: Optional[int] = None
-    # None: 0 (off) at f32 on a CPU, OpenVINO's own default otherwise.
+    # None: OpenVINO's own default (on a CPU with VNNI or AMX, int8 activations in groups
+    # of 32 for layers with compressed weights; layers with float weights are not affected).
     dynamic_quantization_group_size: Optional[int] = None
     # A second compiled model for calls of one token (runtime/one_token_model.h).
     one_token_model: bool = False
+    # None: the inference precision, so that a KV cache kept in OpenVINO holds what eager holds.
+    kv_cache_precision: Optional[str] = None
 
     @property
     def device_type(self) -> str:
@@ -78,13 +85,10 @@ class OpenvinoOptions:
         cpu_settings in runtime/options.cpp, which the runtime uses)."""
         precision = self.inference_precision or "f32"
         # The CPU plugin picks bf16 or f16 where the CPU has them, and stores a fused
-        # KV cache in u8, which moves results away from eager.
-        settings = {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": precision}
-        if self.dynamic_quantization_group_size is None and precision == "f32":
-            # With VNNI or AMX the plugin quantizes the activations of layers with
-            # compressed weights to int8 by default: not at f32.
-            settings["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = 0
-        return settings
+        # KV cache in u8, which moves results away from eager. Layers with compressed
+        # weights keep its dynamic quantization: a user who compressed weights chose
+        # approximate numbers (dynamic_quantization_group_size=0 turns it off).
+        return {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": self.kv_cache_precision or precision}
 
     def compile_config(self) -> dict:
         """The configuration for ``openvino.Core.compile_model``, as the runtime builds it."""
@@ -98,6 +102,8 @@ class OpenvinoOptions:
             config.update(self.cpu_settings())
         elif place == CPU_SETTINGS_AS_DEVICE_PROPERTIES:
             config["DEVICE_PROPERTIES"] = {"CPU": self.cpu_settings()}
+        elif self.kv_cache_precision is not None:
+            config["KV_CACHE_PRECISION"] = self.kv_cache_precision
         if self.cache_dir:
             config["CACHE_DIR"] = self.cache_dir
         if self.num_streams is not None:
@@ -247,6 +253,12 @@ def check_dynamic_quantization_group_size(value: object) -> int:
     return int(str(value))
 
 
+def check_kv_cache_precision(value: str) -> str:
+    if value not in KV_CACHE_PRECISIONS:
+        raise ValueError(f"Unknown OpenVINO kv_cache_precision {value!r}; accepted: {', '.join(KV_CACHE_PRECISIONS)}")
+    return value
+
+
 def check_one_token_model(value: object) -> bool:
     if not (isinstance(value, bool) or value in ("1", "0")):
         raise ValueError(f"OpenVINO one_token_model {value!r} is not accepted; accepted: True or False")
@@ -262,6 +274,7 @@ def openvino_compile_specs(
     inference_num_threads: Optional[int] = None,
     dynamic_quantization_group_size: Optional[int] = None,
     one_token_model: Optional[bool] = None,
+    kv_cache_precision: Optional[str] = None,
 ) -> List[CompileSpec]:
     """Builds the compile specs of the OpenVINO delegate, checking every value.
 
@@ -271,11 +284,14 @@ def openvino_compile_specs(
         openvino_compile_specs(device="GPU", inference_precision="f16")
         openvino_compile_specs(dynamic_quantization_group_size=32)  # faster compressed weights, int8 activations
         openvino_compile_specs(one_token_model=True)  # dynamic-length LLM: decode as fast as a static export
+        openvino_compile_specs(kv_cache_precision="u8")  # an LLM's KV cache in 8 bits, as OpenVINO GenAI keeps it
 
     ``one_token_model`` applies to a delegate whose KV cache grows by the tokens'
     length (an LLM exported with a dynamic sequence length): the runtime compiles it
     a second time with one token a call and runs decode there, at the cost of the
     weights the device repacks, compiled twice. Other delegates ignore it.
+    ``kv_cache_precision`` sets the precision of a KV cache OpenVINO fuses with attention
+    (the inference precision by default); ``"u8"`` is the CPU plugin's own default.
     """
     specs = [CompileSpec(DEVICE, check_device(device).encode())]
     if inference_precision is not None:
@@ -294,6 +310,8 @@ def openvino_compile_specs(
         specs.append(CompileSpec(DYNAMIC_QUANTIZATION_GROUP_SIZE, str(group_size).encode()))
     if one_token_model is not None:
         specs.append(CompileSpec(ONE_TOKEN_MODEL, b"1" if check_one_token_model(one_token_model) else b"0"))
+    if kv_cache_precision is not None:
+        specs.append(CompileSpec(KV_CACHE_PRECISION, check_kv_cache_precision(kv_cache_precision).encode()))
     return specs
 
 
@@ -331,6 +349,9 @@ def parse_compile_specs(specs: Optional[Iterable[CompileSpec]]) -> OpenvinoOptio
             else None
         ),
         one_token_model=check_one_token_model(values[ONE_TOKEN_MODEL]) if ONE_TOKEN_MODEL in values else False,
+        kv_cache_precision=(
+            check_kv_cache_precision(values[KV_CACHE_PRECISION]) if KV_CACHE_PRECISION in values else None
+        ),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import List, Optional, final
+from typing import Dict, List, Optional, Tuple, final
 
 from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
 from executorch.exir.backend.compile_spec_schema import CompileSpec
@@ -14,6 +14,7 @@ import openvino as ov
 
 from .compile_specs import OpenvinoOptions, available_devices, cpu_settings_place, device_type, parse_compile_specs
 from .conversion import to_openvino_model
+from .profiling import layer_debug_handle_map
 from .serialization.blob import write_blob
 
 logger = logging.getLogger(__name__)
@@ -31,10 +32,18 @@ class ExecutorchOpenvinoBackend(BackendDetails):
     def preprocess(edge_program: ExportedProgram, compile_specs: List[CompileSpec]) -> PreprocessResult:
         # Checked first: a bad value must not wait for a long conversion.
         options = parse_compile_specs(compile_specs)
-        model = to_openvino_model(edge_program, may_run_on_cpu=cpu_settings_place(options.device) is not None)
+        handles_by_node: Dict[str, Tuple[int, ...]] = {}
+        model = to_openvino_model(
+            edge_program,
+            may_run_on_cpu=cpu_settings_place(options.device) is not None,
+            debug_handles=handles_by_node,
+        )
         warn_if_float64(model)
-        check_compiles(model, options)
-        return PreprocessResult(processed_bytes=write_blob(model))
+        compiled = check_compiles(model, options)
+        # Read before the blob is written: the compiled model holds repacked weights.
+        debug_handle_map = layer_debug_handle_map(model, handles_by_node, compiled)
+        del compiled
+        return PreprocessResult(processed_bytes=write_blob(model), debug_handle_map=debug_handle_map)
 
 
 BACKEND_ID: str = ExecutorchOpenvinoBackend.__name__
@@ -58,13 +67,14 @@ def warn_if_float64(model: ov.Model) -> None:
         )
 
 
-def check_compiles(model: ov.Model, options: OpenvinoOptions) -> None:
+def check_compiles(model: ov.Model, options: OpenvinoOptions) -> Optional[ov.CompiledModel]:
     """Compiles the model once, so that a model OpenVINO cannot compile fails at lowering.
 
     A device this machine does not have (lowering for a GPU on a build host) is
     compiled first when the program is loaded; that is logged. So is a model whose
     compilation would not fit in the memory left (an LLM of several GB): a check
-    must not get the export killed.
+    must not get the export killed. Returns the compiled model, or None when it
+    was not compiled.
     """
     here = {device_type(device) for device in available_devices()}
     if options.device_type not in here and options.device_type not in ("AUTO", "HETERO", "MULTI", "BATCH"):
@@ -73,7 +83,7 @@ def check_compiles(model: ov.Model, options: OpenvinoOptions) -> None:
             options.device,
             ", ".join(sorted(here)),
         )
-        return
+        return None
     needed, available = compile_memory_estimate(model), available_memory_bytes()
     if available is not None and needed > available:
         logger.warning(
@@ -82,10 +92,10 @@ def check_compiles(model: ov.Model, options: OpenvinoOptions) -> None:
             needed / 2**30,
             available / 2**30,
         )
-        return
+        return None
     config = options.compile_config()
     config.pop("CACHE_DIR", None)
-    ov.Core().compile_model(model, options.device, config)
+    return ov.Core().compile_model(model, options.device, config)
 
 
 def compile_memory_estimate(model: ov.Model) -> int:

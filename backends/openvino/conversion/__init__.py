@@ -9,25 +9,36 @@
 
 from __future__ import annotations
 
+from typing import Dict, Optional, Tuple
+
 from torch.export import ExportedProgram
 
 import openvino as ov
 
 from ..edge_graph.dtypes import OPENVINO_TYPES
 from ..edge_graph.program_inputs import buffer_initial_values, buffer_writes
+from ..profiling import node_debug_handles
 from .frontend import convert_with_frontend, input_type_and_shape, return_each_value_once, to_graph_module
 from .rewrites import Partition, rewrite_model
 
 
-def to_openvino_model(edge_program: ExportedProgram, may_run_on_cpu: bool = True) -> ov.Model:
+def to_openvino_model(
+    edge_program: ExportedProgram,
+    may_run_on_cpu: bool = True,
+    debug_handles: Optional[Dict[str, Tuple[int, ...]]] = None,
+) -> ov.Model:
     """Converts an edge partition (or a whole edge program) into the openvino.Model the blob stores.
 
     Weights become constants of the model; its parameters are the partition's
     inputs, in order, with the dtypes and shape ranges the program was exported
     with. `may_run_on_cpu` says whether the target device may run it on the CPU
-    plugin, whose own behaviour some rewrites handle.
+    plugin, whose own behaviour some rewrites handle. A `debug_handles` dict
+    receives the edge debug handles of the converted graph's nodes, by the node
+    names that start the model's op names (profiling.py).
     """
     graph_module = to_graph_module(edge_program)
+    if debug_handles is not None:
+        debug_handles.update(node_debug_handles(edge_program.graph, graph_module))
     output_node = graph_module.graph.output_node()
     expected_outputs = [arg.meta.get("val") for arg in output_node.args[0]]
     output_positions = return_each_value_once(graph_module)

@@ -30,6 +30,7 @@ import torch
 from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 from .translators import TRANSLATORS
 
 
@@ -73,6 +74,7 @@ def _reads_a_result(node: torch.fx.Node) -> bool:
     return node.op == "call_function" and node.target is operator.getitem and _results(node.args[0]) is not None
 
 
+@works_around("getitem_of_own_translation")
 class MultiResultDecoder(TorchFXPythonDecoder):
     """TorchFXPythonDecoder for a whole graph module, mapping our ops' results to their getitems."""
 

@@ -20,9 +20,11 @@ from torch.fx.experimental.symbolic_shapes import statically_known_true
 from ..edge_graph.nodes import DTYPE_CASTS, op_name
 from ..edge_graph.pool_geometry import AvgPool
 from ..passes.wrap_negative_indices import integer_index_dims
+from ..workarounds import works_around
 from . import sort_family
 
 
+@works_around("avg_pool_ceil_window_past_padding")
 def _avg_pool_refusal(node: torch.fx.Node, spatial: int) -> Optional[str]:
     pool = AvgPool.of(node, spatial)
     # With a divisor_override the frontend refuses the node (or a pass rewrites it).
@@ -37,6 +39,7 @@ def _avg_pool_refusal(node: torch.fx.Node, spatial: int) -> Optional[str]:
     return None
 
 
+@works_around("negative_index_in_multi_index")
 def _index_refusal(node: torch.fx.Node) -> Optional[str]:
     sizes = node.args[0].meta["val"].shape
     if any(not isinstance(sizes[dim], int) for dim in integer_index_dims(node)):
@@ -48,6 +51,7 @@ def _index_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+@works_around("getitem_of_own_translation")
 def _embedding_bag_refusal(node: torch.fx.Node) -> Optional[str]:
     # Our translation (conversion/translators/embedding_bag.py) computes the bags alone; the other
     # three results (offset2bag, bag sizes, max indices) serve the gradient.
@@ -62,6 +66,7 @@ def _float_dtype(node: object) -> Optional[torch.dtype]:
     return value.dtype if isinstance(value, torch.Tensor) and value.dtype.is_floating_point else None
 
 
+@works_around("narrowing_cast_skipped")
 def _rounding_cast_refusal(node: torch.fx.Node) -> Optional[str]:
     source, result = _float_dtype(node.args[0]), _float_dtype(node)
     if result not in (torch.float16, torch.bfloat16) or source in (None, result):
@@ -109,6 +114,7 @@ _IN_FLOAT32 = frozenset(
 _INTEGER_PRODUCTS = frozenset({"aten.mm.default", "aten.bmm.default", "aten.addmm.default", "aten.baddbmm.default"})
 
 
+@works_around("clamp_bounds_in_input_type", "integer_ops_in_float32")
 def _clamp_refusal(node: torch.fx.Node) -> Optional[str]:
     value, result = node.args[0].meta.get("val"), node.meta.get("val")
     if isinstance(value, torch.Tensor) and isinstance(result, torch.Tensor) and value.dtype != result.dtype:
@@ -118,6 +124,7 @@ def _clamp_refusal(node: torch.fx.Node) -> Optional[str]:
     return _in_float32_refusal(node)
 
 
+@works_around("integer_matmul_in_float32")
 def _integer_product_refusal(node: torch.fx.Node) -> Optional[str]:
     for arg in node.args:
         value = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
@@ -126,6 +133,7 @@ def _integer_product_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+@works_around("integer_ops_in_float32")
 def _in_float32_refusal(node: torch.fx.Node) -> Optional[str]:
     for arg in node.args:
         value = arg.meta.get("val") if isinstance(arg, torch.fx.Node) else None
@@ -140,6 +148,7 @@ def _in_float32_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+@works_around("pad_fill_through_float32")
 def _constant_pad_refusal(node: torch.fx.Node) -> Optional[str]:
     value = node.args[0].meta.get("val")
     fill = node.args[2] if len(node.args) > 2 else node.kwargs.get("value", 0)
@@ -149,6 +158,7 @@ def _constant_pad_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+@works_around("gather_elements_index_narrower")
 def _gather_refusal(node: torch.fx.Node) -> Optional[str]:
     source, index = node.args[0].meta.get("val"), node.args[2].meta.get("val")
     if not isinstance(source, torch.Tensor) or not isinstance(index, torch.Tensor):

@@ -30,10 +30,12 @@ from torch.export import ExportedProgram
 
 from ..edge_graph.copies import copy_chain, copy_source, is_copy, keeps_default_dim_order
 from ..edge_graph.nodes import tensor_value
+from ..workarounds import works_around
 
 logger = logging.getLogger(__name__)
 
-# Dtypes a constant copy comes back exactly in, checked one by one (tests/test_copies.py).
+# Dtypes a constant copy comes back exactly in, checked one by one (tests/test_copies.py);
+# 64-bit ones come back through 32 bits (workarounds.py, sixty_four_bit_in_32_bits).
 EXACT_CONSTANT_COPY_DTYPES: FrozenSet[torch.dtype] = frozenset(
     {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.float16, torch.bfloat16, torch.float32}
 )
@@ -58,6 +60,7 @@ class CopyPlacement:
         self._graph = program.graph_module.graph
         self._precision = precision
 
+    @works_around("returned_input_not_copied")
     def copies_of_inputs(self) -> Dict[str, str]:
         """Copies whose source is a real input, by node name, with the reason."""
         return {

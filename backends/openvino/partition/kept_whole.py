@@ -20,6 +20,7 @@ from torch.export import ExportedProgram
 from ..edge_graph.nodes import matches_op_type, op_name, tensor_value
 from ..edge_graph.program_inputs import constant_input_names
 from ..quantization.compressed_weights import STACK, UNPACK_SHIFT, is_unpack_node
+from ..workarounds import works_around
 from . import sort_family
 
 SDPA = torch.ops.aten.scaled_dot_product_attention.default
@@ -55,6 +56,7 @@ def ops_kept_whole(
     return list(rules), keep
 
 
+@works_around("attention_enable_gqa_ignored")
 def converts_whole(node: torch.fx.Node) -> bool:
     """Whether OpenVINO's frontend converts this attention node as it is."""
     if node.op != "call_function" or op_name(node) not in KEPT_WHOLE_OPS:

@@ -23,6 +23,7 @@ from torch.export import ExportedProgram
 from ..edge_graph.dtypes import BOUND_DTYPES
 from ..edge_graph.nodes import matches_op_type, op_name
 from ..edge_graph.twin_ops import aten_op_of, twin
+from ..workarounds import not_a_workaround, works_around
 
 logger = logging.getLogger(__name__)
 
@@ -76,12 +77,14 @@ def _reduced_size(node: torch.fx.Node, dim_index: int, default_dim: int) -> Opti
 _STD_SORT_INSERTION_LIMIT = 16
 
 
+@not_a_workaround("eager's index among equal values comes from a quickselect no OpenVINO op reproduces")
 def _kthvalue_refusal(node: torch.fx.Node) -> Optional[str]:
     if _reads_result(node, 1):
         return "its index is read, which eager picks among equal values by a quickselect no OpenVINO op reproduces"
     return None
 
 
+@not_a_workaround("eager's answer past 16 elements follows std::sort's steps, which no OpenVINO op reproduces")
 def _mode_refusal(node: torch.fx.Node) -> Optional[str]:
     size = _reduced_size(node, 1, -1)
     if node.args[0].meta["val"].dtype.is_floating_point and (size is None or size > _STD_SORT_INSERTION_LIMIT):
@@ -98,6 +101,7 @@ def _mode_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+@not_a_workaround("the index eager gives a row of NaN is read for a static size only")
 def _nanmedian_refusal(node: torch.fx.Node) -> Optional[str]:
     if _reads_result(node, 1) and _reduced_size(node, 1, -1) is None:
         return (
@@ -107,6 +111,7 @@ def _nanmedian_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+@not_a_workaround("eager numbers the NaNs in std::sort's order, which no OpenVINO op reproduces")
 def _unique_refusal(node: torch.fx.Node) -> Optional[str]:
     value = node.args[0].meta["val"]
     count = value.numel()
@@ -121,6 +126,7 @@ def _unique_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+@works_around("float_division_one_ulp_off")
 def _histc_refusal(node: torch.fx.Node) -> Optional[str]:
     dtype = node.args[0].meta["val"].dtype
     bins, low, high = (list(node.args[1:]) + [100, 0, 0][len(node.args) - 1 :])[:3]
@@ -140,6 +146,7 @@ def _histc_refusal(node: torch.fx.Node) -> Optional[str]:
 _UNIQUE_DIM_SLICE_LIMIT = 64
 
 
+@not_a_workaround("float slices: eager's std::sort order is undefined with NaN; a bound on the graph's size")
 def _unique_dim_refusal(node: torch.fx.Node) -> Optional[str]:
     value = node.args[0].meta["val"]
     if value.dtype.is_floating_point:
@@ -151,6 +158,7 @@ def _unique_dim_refusal(node: torch.fx.Node) -> Optional[str]:
     return None
 
 
+@not_a_workaround("eager's unsorted order is its own; ExecuTorch's portable kernels have topk")
 def _topk_refusal(node: torch.fx.Node) -> Optional[str]:
     if not node.kwargs.get("sorted", node.args[4] if len(node.args) > 4 else True):
         # ExecuTorch's portable kernels have topk: the CPU runs it.

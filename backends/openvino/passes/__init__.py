@@ -12,7 +12,6 @@ import torch
 from .accumulate_16_bit_floats_in_float32 import accumulate_16_bit_floats_in_float32
 from .accurate_log1p import accurate_log1p
 from .cast_reduction_input import cast_reduction_input
-from .decompose_integer_floor_divide import decompose_integer_floor_divide
 from .exact_float_rounded_division import exact_float_rounded_division
 from .exact_integer_sum import exact_integer_sum
 from .expand_lone_dequantize import expand_lone_dequantize
@@ -27,7 +26,6 @@ from .wrap_negative_indices import wrap_negative_indices
 from .zero_dim_view_as_squeeze import zero_dim_view_as_squeeze
 
 PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
-    decompose_integer_floor_divide,
     exact_float_rounded_division,
     # Before the fold and the cast, which then treat its cumsum as any other.
     exact_integer_sum,

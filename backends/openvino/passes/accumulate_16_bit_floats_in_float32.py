@@ -15,12 +15,14 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 from .graph_edits import emit
 
 _ACCUMULATING = ("aten.cumsum.default", "aten.var.correction")
 _SIXTEEN_BIT = (torch.float16, torch.bfloat16)
 
 
+@works_around("sixteen_bit_accumulation")
 def accumulate_16_bit_floats_in_float32(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     to_copy = exir_ops.edge.aten._to_copy.default
     graph = graph_module.graph

@@ -14,12 +14,14 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 from .graph_edits import emit, replace
 
 _SERIES_TERMS = 8
 _SERIES_BELOW = 0.1
 
 
+@works_around("log1p_as_log_of_sum")
 def accurate_log1p(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     aten = exir_ops.edge.aten
     graph = graph_module.graph

@@ -19,6 +19,7 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +35,7 @@ def _is_integer_or_bool(dtype: torch.dtype) -> bool:
     return not dtype.is_floating_point and not dtype.is_complex
 
 
+@works_around("reduction_in_input_type")
 def cast_reduction_input(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """Casts the bool or integer input of every cumsum and prod to the dtype of its result.
 

@@ -25,6 +25,7 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 from .graph_edits import emit, replace
 
 _FLOAT_DIVIDES = ("aten.div.Tensor_mode", "aten.floor_divide.default")
@@ -78,6 +79,7 @@ def _corrected_trunc(graph: torch.fx.Graph, dividend, divisor):
     return emit(graph, aten.mul.Tensor, magnitude, emit(graph, aten.sign.default, quotient))
 
 
+@works_around("float_division_one_ulp_off", "float_truncation_through_int32")
 def exact_float_rounded_division(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph = graph_module.graph
     changed = False

@@ -17,6 +17,7 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ def _call(graph: torch.fx.Graph, op, args: tuple, value: torch.Tensor, kwargs: O
     return node
 
 
+@works_around("integer_sum_in_float32")
 def exact_integer_sum(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """Rewrites each sum of a bool or integer tensor into cumsum-then-last (see the module)."""
     graph = graph_module.graph

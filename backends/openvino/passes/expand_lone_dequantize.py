@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 
 _DEQUANTIZE = {
     "quantized_decomposed.dequantize_per_tensor.default",
@@ -26,6 +27,7 @@ _DEQUANTIZE = {
 _QUANTIZE_PREFIX = "quantized_decomposed.quantize_per_"
 
 
+@works_around("lone_dequantize_dropped")
 def expand_lone_dequantize(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph = graph_module.graph
     lone = [

@@ -11,8 +11,10 @@ from __future__ import annotations
 import torch
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 
 
+@works_around("arange_in_start_type")
 def explicit_arange_dtype(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     changed = False
     for node in graph_module.graph.nodes:

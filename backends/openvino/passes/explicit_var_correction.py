@@ -11,10 +11,12 @@ from __future__ import annotations
 import torch
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 
 _VARIANCE_OPS = ("aten.var.correction", "aten.var_mean.correction")
 
 
+@works_around("var_default_correction")
 def explicit_var_correction(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     changed = False
     for node in graph_module.graph.nodes:

@@ -41,6 +41,7 @@ import torch
 from torch._ops import OpOverload
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +58,7 @@ MISCOMPUTED_OVER_CONSTANTS: Dict[str, Callable[[torch.fx.Node], bool]] = {
 }
 
 
+@works_around("constant_integer_cumsum", "constant_abs_dropped")
 def fold_miscomputed_constants(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """Replaces every node of MISCOMPUTED_OVER_CONSTANTS that reads only constants with its value."""
     graph = graph_module.graph

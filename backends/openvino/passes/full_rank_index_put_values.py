@@ -18,6 +18,7 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 
 INDEX_PUT = ("aten.index_put.default", "aten.index_put_.default")
 
@@ -32,6 +33,7 @@ def slots_rank(node: torch.fx.Node) -> Optional[int]:
     return self_rank - len(tensors) + broadcast_rank
 
 
+@works_around("index_put_values_of_lower_rank")
 def full_rank_index_put_values(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph = graph_module.graph
     changed = False

@@ -18,10 +18,12 @@ from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..edge_graph.nodes import op_name
 from ..edge_graph.pool_geometry import AvgPool
+from ..workarounds import works_around
 
 _SPATIAL = {"aten.avg_pool2d.default": 2, "aten.avg_pool3d.default": 3}
 
 
+@works_around("avg_pool_divisor_override_refused")
 def rewrite_avg_pool_divisor_override(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph = graph_module.graph
     changed = False

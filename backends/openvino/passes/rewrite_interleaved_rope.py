@@ -30,6 +30,7 @@ from executorch.exir.dialects._ops import ops as exir_ops
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import not_a_workaround
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,7 @@ class _Rotation:
     result: torch.fx.Node  # the view back to [..., D]
 
 
+@not_a_workaround("a speed-up: fewer ops for the same values")
 def rewrite_interleaved_rope(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph = graph_module.graph
     rotations = [rotation for node in graph.nodes if (rotation := _match(node)) is not None]

@@ -15,10 +15,12 @@ import operator
 import torch
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 
 _EMBEDDING_BAG = "aten._embedding_bag.default"
 
 
+@works_around("getitem_of_own_translation")
 def single_output_embedding_bag(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     changed = False
     for node in list(graph_module.graph.nodes):

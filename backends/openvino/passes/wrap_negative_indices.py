@@ -18,6 +18,7 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 
 INDEX = "aten.index.Tensor"
 
@@ -35,6 +36,7 @@ def integer_index_dims(node: torch.fx.Node) -> List[int]:
     return dims if len([index for index in indices if index is not None]) >= 2 else []
 
 
+@works_around("negative_index_in_multi_index")
 def wrap_negative_indices(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     aten = exir_ops.edge.aten
     graph = graph_module.graph

@@ -12,9 +12,11 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
 from ..edge_graph.nodes import op_name
+from ..workarounds import works_around
 from .graph_edits import emit, replace
 
 
+@works_around("zero_dim_matmul_result_crash")
 def zero_dim_view_as_squeeze(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph = graph_module.graph
     changed = False

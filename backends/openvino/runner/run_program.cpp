@@ -5,7 +5,7 @@
  *
  *   executorch-openvino-run model.pte [--input file.npy ...] [--method NAME]
  *       [--inference-precision f32|f16|bf16] [--cache-dir DIR] [--iterations N]
- *       [--save-outputs DIR]
+ *       [--save-outputs DIR] [--etdump FILE]
  *
  * Inputs come from the .npy files in order (one per tensor input, same dtype and
  * rank; a dynamic dimension may take any size up to its bound), or, without
@@ -13,6 +13,11 @@
  * inputs and zeros for integer and bool inputs (valid token ids and positions).
  * The ops a program leaves outside the delegate run on ExecuTorch's optimized CPU
  * kernels, which the runner links.
+ *
+ * With --etdump, the method is loaded with ExecuTorch's ETDumpGen as its event
+ * tracer, and after the calls the ETDump is written to FILE: each call's operators
+ * and delegate calls, and one event per OpenVINO layer (docs/profiling.md), for
+ * executorch.devtools.Inspector. The latency printed then includes the tracing.
  *
  * Exit status: 0 success; 1 usage or I/O; 2 Program::load failed; 3 load_method
  * failed; 4 an input was refused; 5 execute failed.
@@ -22,13 +27,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <executorch/devtools/etdump/etdump_flatcc.h>
 #include <executorch/extension/data_loader/mmap_data_loader.h>
 #include <executorch/runtime/backend/backend_options_map.h>
 #include <executorch/runtime/backend/interface.h>
@@ -68,13 +76,14 @@ struct Options {
   std::string precision;
   std::string cache_dir;
   std::string save_outputs;
+  std::string etdump;
   long iterations = 10;
 };
 
 const char* kUsageText =
     "usage: executorch-openvino-run model.pte [--input file.npy ...] [--method NAME]\n"
     "           [--inference-precision f32|f16|bf16] [--cache-dir DIR] [--iterations N]\n"
-    "           [--save-outputs DIR]\n";
+    "           [--save-outputs DIR] [--etdump FILE]\n";
 
 int usage(const std::string& problem) {
   std::fprintf(stderr, "%s\n%s", problem.c_str(), kUsageText);
@@ -86,7 +95,8 @@ std::string parse(int argc, char** argv, Options& options) {
   const std::pair<const char*, std::string*> texts[] = {{"--method", &options.method},
                                                         {"--inference-precision", &options.precision},
                                                         {"--cache-dir", &options.cache_dir},
-                                                        {"--save-outputs", &options.save_outputs}};
+                                                        {"--save-outputs", &options.save_outputs},
+                                                        {"--etdump", &options.etdump}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0) {
@@ -362,6 +372,26 @@ void print_latency(std::vector<double> milliseconds) {
               milliseconds.size());
 }
 
+/// Writes what `etdump` recorded to `path`; an exit status.
+int write_etdump(executorch::etdump::ETDumpGen& etdump, const std::string& path) {
+  // Without a buffer of the caller's, ETDumpGen allocates the result, which the caller frees.
+  const executorch::etdump::ETDumpResult result = etdump.get_etdump_data();
+  const std::unique_ptr<void, decltype(&std::free)> owned(result.buf, &std::free);
+  if (result.buf == nullptr || result.size == 0) {
+    std::fprintf(stderr, "the ETDump is empty: nothing was recorded\n");
+    return kUsage;
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(static_cast<const char*>(result.buf), static_cast<std::streamsize>(result.size));
+  file.close();
+  if (!file) {
+    std::fprintf(stderr, "cannot write the ETDump to %s\n", path.c_str());
+    return kUsage;
+  }
+  std::printf("etdump: %s (%zu bytes)\n", path.c_str(), result.size);
+  return 0;
+}
+
 /// Per-load options for our delegate; they win over the program's compile specs.
 executorch::runtime::BackendOptions<2> load_options(const Options& options) {
   executorch::runtime::BackendOptions<2> values;
@@ -400,8 +430,10 @@ int run(const Options& options) {
   auto openvino_options = load_options(options);
   executorch::runtime::LoadBackendOptionsMap backend_options;
   backend_options.set_options(executorch_openvino::kBackendId, openvino_options.view());
-  Result<Method> method =
-      program->load_method(options.method.c_str(), memory.manager(), nullptr, nullptr, &backend_options);
+  std::optional<executorch::etdump::ETDumpGen> etdump;
+  if (!options.etdump.empty()) etdump.emplace();
+  Result<Method> method = program->load_method(options.method.c_str(), memory.manager(), etdump ? &*etdump : nullptr,
+                                               nullptr, &backend_options);
   if (!method.ok()) {
     std::fprintf(stderr, "loading method '%s' failed: %s; see ExecuTorch's log above\n", options.method.c_str(),
                  executorch::runtime::to_string(method.error()));
@@ -413,7 +445,7 @@ int run(const Options& options) {
   if (const int status = time_calls(*method, inputs, options.iterations, milliseconds); status != 0) return status;
   if (const int status = report_outputs(*method, options); status != 0) return status;
   print_latency(milliseconds);
-  return 0;
+  return etdump ? write_etdump(*etdump, options.etdump) : 0;
 }
 
 }  // namespace

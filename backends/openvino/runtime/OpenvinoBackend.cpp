@@ -23,6 +23,7 @@
 
 #include "blob_reader.h"
 #include "ir_cache.h"
+#include "layer_events.h"
 #include "model_run.h"
 #include "one_token_model.h"
 #include "openvino_error.h"
@@ -306,6 +307,8 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
       process_options = load_options_;
     }
     ET_CHECK_OK_OR_RETURN_ERROR(apply_load_options(*options, process_options, context.runtime_specs()));
+    // OpenVINO's counters time every layer of every call: on only for a method that can log them.
+    options->count_layer_times = context.event_tracer() != nullptr;
 
     Result<std::unique_ptr<Delegate>> delegate = compile_delegate(*processed, *options);
     if (!delegate.ok()) {
@@ -339,7 +342,7 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
     try {
       ModelRun& run = delegate->one_token ? delegate->one_token->pick(delegate->general, inputs) : delegate->general;
       bool new_sizes = false;
-      ET_CHECK_OK_OR_RETURN_ERROR(run.run(args, new_sizes));
+      ET_CHECK_OK_OR_RETURN_ERROR(run.run(args, new_sizes, context.event_tracer()));
       if (new_sizes && !delegate->weights_given_back.empty()) {
         delegate->weights_given_back.after_call_of_new_sizes(sizes_hash(inputs));
       }
@@ -374,6 +377,15 @@ OpenvinoBackend backend_instance;
 const Error registered = executorch::runtime::register_backend({kBackendId, &backend_instance});
 
 }  // namespace
+
+std::vector<bool> layer_counters_of(const void* handle) {
+  const auto* delegate = static_cast<const Delegate*>(handle);
+  std::vector<bool> counted{counts_layer_times(delegate->general.compiled)};
+  if (delegate->one_token) {
+    counted.push_back(counts_layer_times(delegate->one_token->model().compiled));
+  }
+  return counted;
+}
 }  // namespace executorch_openvino
 
 // The C API declared in backend.h: C++ applications call etov_registration_status;

@@ -1,11 +1,13 @@
 #include "model_run.h"
 
 #include <executorch/runtime/platform/log.h>
+#include <executorch/runtime/platform/platform.h>
 
 namespace executorch_openvino {
 
 using executorch::runtime::Error;
 using executorch::runtime::EValue;
+using executorch::runtime::EventTracer;
 using executorch::runtime::Result;
 using executorch::runtime::Span;
 
@@ -24,6 +26,24 @@ bool all_typed(const Ports& ports, const char* kind) {
   return true;
 }
 
+// Whether a call with `tracer` logs its layers' events: when the model counts
+// their times. A method loaded without a tracer was compiled without the counters
+// (as is one on a device that does not say whether it counts); a call that has a
+// tracer all the same (a runtime of its own can do that) says so once, at Debug
+// level: the counters are not turned on after the load.
+bool logs_layer_events(ModelRun& run, EventTracer* tracer) {
+  if (tracer == nullptr) {
+    return false;
+  }
+  if (!run.layer_events && !run.told_no_layer_events) {
+    ET_LOG(Debug,
+           "OpenVINO delegate: this model was compiled without OpenVINO's performance counters (loaded "
+           "without an event tracer); its calls log no per-layer events");
+    run.told_no_layer_events = true;
+  }
+  return run.layer_events.has_value();
+}
+
 }  // namespace
 
 Result<ModelRun> ModelRun::create(ov::CompiledModel compiled) {
@@ -38,6 +58,9 @@ Result<ModelRun> ModelRun::create(ov::CompiledModel compiled) {
     return cache.error();
   }
   run.cache = std::move(*cache);
+  if (counts_layer_times(run.compiled)) {
+    run.layer_events.emplace(run.compiled);
+  }
   const auto& inputs = run.compiled.inputs();
   run.inputs.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -51,7 +74,7 @@ Result<ModelRun> ModelRun::create(ov::CompiledModel compiled) {
   return run;
 }
 
-Error ModelRun::run(Span<EValue*> args, bool& new_sizes) {
+Error ModelRun::run(Span<EValue*> args, bool& new_sizes, EventTracer* tracer) {
   const size_t num_inputs = inputs.size();
   // Outputs are bound before inputs: with a Parameter that feeds a Result
   // directly, binding the output last made OpenVINO read the output buffer as
@@ -67,6 +90,8 @@ Error ModelRun::run(Span<EValue*> args, bool& new_sizes) {
   if (cache) {
     ET_CHECK_OK_OR_RETURN_ERROR(cache->before_call(Span<EValue*>(args.data(), num_inputs)));
   }
+  const bool log_layers = logs_layer_events(*this, tracer);
+  const et_timestamp_t inference_start = log_layers ? executorch::runtime::pal_current_ticks() : 0;
   try {
     request.infer();
   } catch (...) {
@@ -77,6 +102,9 @@ Error ModelRun::run(Span<EValue*> args, bool& new_sizes) {
   }
   if (cache) {
     cache->after_call();
+  }
+  if (log_layers) {
+    layer_events->log(tracer, request, inference_start);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     ET_CHECK_OK_OR_RETURN_ERROR(outputs[i].collect(request, *args[num_inputs + i]));

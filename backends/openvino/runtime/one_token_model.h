@@ -62,6 +62,9 @@ class OneTokenModel {
   /// Throws what OpenVINO throws; the sequence then stays where it was.
   ModelRun& pick(ModelRun& general, executorch::runtime::Span<executorch::runtime::EValue*> inputs);
 
+  /// The model of one token itself.
+  const ModelRun& model() const { return run_; }
+
  private:
   OneTokenModel(ModelRun run, CacheSequence::CountSource tokens) : run_(std::move(run)), tokens_(tokens) {}
   bool brings_one_token(executorch::runtime::Span<executorch::runtime::EValue*> inputs) const;

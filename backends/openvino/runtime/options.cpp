@@ -113,6 +113,12 @@ Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) 
         ET_LOG(Error, "OpenVINO program: dynamic_quantization_group_size '%s' is not an integer >= 0", value->c_str());
         return Error::InvalidArgument;
       }
+    } else if (key == kKvCachePrecisionKey) {
+      if (!is_valid_precision(*value) && *value != "u8") {
+        ET_LOG(Error, "OpenVINO program: kv_cache_precision '%s' is not one of f32, f16, bf16, u8", value->c_str());
+        return Error::InvalidArgument;
+      }
+      options.kv_cache_precision = *value;
     } else if (key == kOneTokenModelKey) {
       if (*value != "0" && *value != "1") {
         ET_LOG(Error, "OpenVINO program: one_token_model '%s' is not 0 or 1", value->c_str());
@@ -123,7 +129,7 @@ Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) 
       ET_LOG(Error,
              "OpenVINO program: unknown compile spec '%.*s'; this runtime knows device, "
              "inference_precision, performance_hint, cache_dir, num_streams, inference_num_threads, "
-             "dynamic_quantization_group_size, one_token_model",
+             "dynamic_quantization_group_size, one_token_model, kv_cache_precision",
              static_cast<int>(key.size()), key.data());
       return Error::InvalidArgument;
     }
@@ -197,25 +203,24 @@ ov::element::Type element_type_of(const std::string& precision) {
   return precision == "f32"    ? ov::element::f32
          : precision == "f16"  ? ov::element::f16
          : precision == "bf16" ? ov::element::bf16
+         : precision == "u8"   ? ov::element::u8
                                : ov::element::dynamic;
 }
 
 // What the CPU plugin needs to compute what eager PyTorch computes: f32 unless
 // asked otherwise (it would pick bf16 or f16 where the CPU has them); its fused KV
-// cache at the inference precision (u8 by default, which moves results away from
-// eager, conversion/rewrites/kv_cache_growth.py); at f32, no int8 activations for layers with
-// compressed weights (with VNNI or AMX it quantizes them by default, 2e-3 away
-// from eager); and float kernels for quantized layers where its 8-bit kernels
-// saturate (quantized_layers.h).
+// cache at the inference precision unless kv_cache_precision says otherwise (u8 by
+// default, which moves results away from eager, conversion/rewrites/kv_cache_growth.py);
+// and float kernels for quantized layers where its 8-bit kernels saturate
+// (quantized_layers.h). Layers with compressed weights keep the plugin's dynamic
+// quantization of their activations: their user chose approximate numbers.
 ov::AnyMap cpu_settings(const CompileSettings& options) {
   const ov::element::Type precision =
       options.inference_precision.empty() ? ov::element::f32 : element_type_of(options.inference_precision);
   ov::AnyMap cpu;
   cpu[ov::hint::inference_precision.name()] = precision;
-  cpu[ov::hint::kv_cache_precision.name()] = precision;
-  if (options.dynamic_quantization_group_size < 0 && precision == ov::element::f32) {
-    cpu[ov::hint::dynamic_quantization_group_size.name()] = uint64_t{0};
-  }
+  cpu[ov::hint::kv_cache_precision.name()] =
+      options.kv_cache_precision.empty() ? precision : element_type_of(options.kv_cache_precision);
   if (options.float_kernels_for_quantized_layers) {
     // The CPU plugin's switch for its low-precision transformations: an internal
     // property, not in its public headers (accepted by 2026.4.1).
@@ -244,6 +249,9 @@ ov::AnyMap compile_config(const CompileSettings& options) {
       config[ov::device::properties.name()] = ov::AnyMap{{"CPU", cpu_settings(options)}};
       break;
     case CpuSettingsPlace::kNone:
+      if (!options.kv_cache_precision.empty()) {
+        config[ov::hint::kv_cache_precision.name()] = element_type_of(options.kv_cache_precision);
+      }
       break;
   }
   if (options.performance_hint == "THROUGHPUT") {
@@ -263,6 +271,11 @@ ov::AnyMap compile_config(const CompileSettings& options) {
   }
   if (options.inference_num_threads >= 0) {
     config[ov::inference_num_threads.name()] = options.inference_num_threads;
+  }
+  if (options.count_layer_times) {
+    // Not part of OpenVINO's model cache key, and applied to a model imported from
+    // the cache (2026.4.1): one cache entry serves loads with and without it.
+    config[ov::enable_profiling.name()] = true;
   }
   return config;
 }

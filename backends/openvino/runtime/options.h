@@ -22,12 +22,18 @@ struct CompileSettings {
   std::string cache_dir;           // empty: no model cache
   std::string num_streams;         // empty: what the performance hint picks; else "AUTO" or a count
   int inference_num_threads = -1;  // -1: what the performance hint picks
-  // -1: 0 (off) at f32 on a CPU, OpenVINO's default otherwise.
+  // -1: OpenVINO's default (int8 activations for layers with compressed weights on a
+  // CPU with VNNI or AMX; layers with float weights are not affected).
   int dynamic_quantization_group_size = -1;
+  // Empty: the inference precision (the CPU plugin's own default, u8, moves results from eager).
+  std::string kv_cache_precision;
   // A second model for calls of one token (one_token_model.h).
   bool one_token_model = false;
   // Set at load, not by a spec: 8-bit layers on float kernels (quantized_layers.h).
   bool float_kernels_for_quantized_layers = false;
+  // Set at load, not by a spec: OpenVINO's performance counters, on when the method
+  // is loaded with an event tracer (layer_events.h).
+  bool count_layer_times = false;
 };
 
 /// The load options (keys in backend.h): settings that win over what the program
@@ -46,7 +52,8 @@ inline constexpr const char* kPerformanceHintKey = "performance_hint";
 inline constexpr const char* kNumStreamsKey = "num_streams";
 inline constexpr const char* kInferenceNumThreadsKey = "inference_num_threads";
 inline constexpr const char* kDynamicQuantizationGroupSizeKey = "dynamic_quantization_group_size";
-inline constexpr const char* kOneTokenModelKey = "one_token_model";  // "1" or "0"
+inline constexpr const char* kOneTokenModelKey = "one_token_model";        // "1" or "0"
+inline constexpr const char* kKvCachePrecisionKey = "kv_cache_precision";  // f32, f16, bf16, u8
 
 /// Reads the compile specs the program was lowered with. Unknown keys and bad
 /// values fail with InvalidArgument and a log line naming them.

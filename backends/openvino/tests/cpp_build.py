@@ -27,7 +27,14 @@ from pathlib import Path
 import executorch_openvino  # noqa: F401,E402
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-TARGETS = ("etov_tensor_binding_test", "etov_load_runner", "etov_blob_driver", "etov_crc32_test", "etov_call_overhead")
+TARGETS = (
+    "etov_tensor_binding_test",
+    "etov_load_runner",
+    "etov_blob_driver",
+    "etov_crc32_test",
+    "etov_call_overhead",
+    "etov_layer_counters_test",
+)
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,7 @@ class CppPrograms:
     blob_driver: Path
     crc32_test: Path
     call_overhead: Path
+    layer_counters_test: Path
 
 
 def build_tool(name: str) -> str | None:

@@ -23,6 +23,8 @@ from small_models import AddOne
         {"dynamic_quantization_group_size": 32},
         {"one_token_model": True},
         {"one_token_model": False},
+        {"kv_cache_precision": "u8"},
+        {"kv_cache_precision": "f32"},
     ],
     ids=lambda options: "-".join(f"{k}={v}" for k, v in options.items()),
 )
@@ -58,6 +60,7 @@ BAD_SPECS = [
     (CompileSpec("inference_num_threads", b"-1"), r"inference_num_threads '-1'.*integer >= 0"),
     (CompileSpec("inference_num_threads", b"1.5"), r"inference_num_threads '1.5'"),
     (CompileSpec("dynamic_quantization_group_size", b"-1"), r"dynamic_quantization_group_size '-1'.*integer >= 0"),
+    (CompileSpec("kv_cache_precision", b"i4"), r"kv_cache_precision 'i4'.*accepted: f32, f16, bf16, u8"),
     (CompileSpec("one_token_model", b"yes"), r"one_token_model 'yes'.*accepted: True or False"),
 ]
 

@@ -174,6 +174,32 @@ def test_float_floor_division_of_exact_multiples_is_not_one_below(tmp_path):
     check_against_eager(FloorDivide(), inputs, tmp_path, expect_delegated=["aten.div.Tensor_mode"])
 
 
+class IntegerFloorDivide(torch.nn.Module):
+    def forward(self, a8, b8, a16, b16):
+        return a8 // b8, torch.div(a16, b16, rounding_mode="floor")
+
+
+def _every_int8_pair():
+    """Every int8 dividend with every nonzero divisor but -128 // -1, whose quotient overflows."""
+    values = torch.arange(-128, 128)
+    dividends, divisors = (grid.flatten() for grid in torch.meshgrid(values, values, indexing="ij"))
+    kept = (divisors != 0) & ~((dividends == -128) & (divisors == -1))
+    return dividends[kept].to(torch.int8), divisors[kept].to(torch.int8)
+
+
+def test_integer_floor_division_matches_eager_for_every_int8_pair_and_negative_int16(tmp_path):
+    dividends, divisors = _every_int8_pair()
+    generator = torch.Generator().manual_seed(0)
+    int16_dividends = torch.randint(-32767, 32768, dividends.shape, generator=generator, dtype=torch.int16)
+    int16_divisors = torch.randint(1, 300, dividends.shape, generator=generator, dtype=torch.int16)
+    int16_divisors *= torch.where(torch.rand(dividends.shape, generator=generator) < 0.5, -1, 1).to(torch.int16)
+    inputs = [
+        (dividends, divisors, int16_dividends, int16_divisors),
+        (dividends.flip(0), divisors.flip(0), int16_dividends.flip(0), int16_divisors),
+    ]
+    check_against_eager(IntegerFloorDivide(), inputs, tmp_path, expect_delegated=["aten.div.Tensor_mode"])
+
+
 class FloorDivideByThree(torch.nn.Module):
     def forward(self, x):
         return x // 3

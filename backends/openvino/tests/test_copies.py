@@ -5,6 +5,7 @@ The rules are in partition/copy_placement.py; each test here is one of their tri
 
 import copy
 
+import executorch_openvino.conversion.rewrites
 import executorch_openvino.conversion.rewrites.outputs as model_outputs
 import executorch_openvino.preprocess
 import pytest
@@ -304,7 +305,7 @@ def test_whole_program_returning_input_gets_an_identity_on_cpu(tmp_path, monkeyp
 def test_runtime_binds_outputs_first_so_a_returned_input_is_right_without_identity(tmp_path, monkeypatch):
     # Without the Identity, OpenVINO returns the input buffer itself; binding the
     # output after the input made it read the output's stale contents as the input.
-    monkeypatch.setattr(executorch_openvino.preprocess, "separate_returned_inputs", lambda model, device: None)
+    monkeypatch.setattr(executorch_openvino.conversion.rewrites, "separate_returned_inputs", lambda model, cpu: None)
     method = _whole_program((torch.randn(4, 3),), None, tmp_path)
     for _ in range(3):
         x = torch.randn(4, 3)

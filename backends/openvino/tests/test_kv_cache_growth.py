@@ -249,3 +249,36 @@ def test_dynamic_length_cache_goes_back_and_prefills_like_eager(dynamic_program,
         with torch.no_grad():
             expected = eager(tokens, {"input_pos": positions})
         torch.testing.assert_close(run(method, (tokens, positions))[0], expected, rtol=1e-4, atol=1e-4)
+
+
+def test_a_u8_kv_cache_precision_reaches_openvino_and_the_default_keeps_eagers_logits(llama, tmp_path):
+    # The CPU plugin's own default, u8, as OpenVINO GenAI runs LLMs: logits move away from
+    # eager's; the default (the inference precision) keeps them.
+    from executorch_openvino import openvino_compile_specs
+
+    specs = openvino_compile_specs(kv_cache_precision="u8")
+    example = (torch.tensor([[1]]), {"input_pos": torch.tensor([0])})
+    with torch.no_grad():
+        method = lower(llama, example, tmp_path, compile_specs=specs).load_method()
+    eager = copy.deepcopy(llama)
+    errors = []
+    for position, token in enumerate([5, 17, 3, 99, 42, 7]):
+        got, want = step(method, token, position), eager_step(eager, token, position)
+        errors.append(float((got - want).abs().max() / want.abs().max()))
+    assert 1e-4 < max(errors) < 0.2, f"relative logit errors {errors}: an f32 cache stays under 1e-5"
+
+
+def test_runtime_refuses_a_kv_cache_precision_it_does_not_know(program, tmp_path, capfd):
+    from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+    from executorch.exir.schema import CompileSpec
+    from executorch.runtime import Runtime
+
+    # The program carries no kv_cache_precision spec: one is added, with a value lowering refuses.
+    path = tmp_path / "i4.pte"
+    pte = deserialize_pte_binary(program.path.read_bytes())
+    for delegate in pte.program.execution_plan[0].delegates:
+        delegate.compile_specs.append(CompileSpec(key="kv_cache_precision", value=b"i4"))
+    path.write_bytes(bytes(serialize_pte_binary(pte)))
+    with pytest.raises(RuntimeError):
+        Runtime.get().load_program(path).load_method("forward")
+    assert "kv_cache_precision 'i4' is not one of f32, f16, bf16, u8" in capfd.readouterr().err

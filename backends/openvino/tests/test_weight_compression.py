@@ -30,8 +30,9 @@ from models import TransformerBlock
 
 nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
 
-# Compared in f32: on CPUs with bf16 units OpenVINO's default would round activations.
-F32 = openvino_compile_specs(inference_precision="f32")
+# Compared in f32 with f32 activations: on CPUs with bf16 units OpenVINO's default would
+# round activations, and with VNNI or AMX it quantizes the activations of compressed layers.
+F32 = openvino_compile_specs(inference_precision="f32", dynamic_quantization_group_size=0)
 
 
 class ThreeLinears(torch.nn.Module):
@@ -110,17 +111,25 @@ def test_int8_weights_reach_openvino_in_eight_bits(tmp_path, mode, eight_bit_typ
 
 
 @pytest.mark.skipif(not cpu_has_8_bit_dot_products(), reason=NO_8_BIT_DOT_PRODUCTS_REASON)
-def test_a_dynamic_quantization_group_size_makes_openvino_quantize_activations(tmp_path):
-    # Off by default at f32 (the compressed model's values); asked for, OpenVINO's
-    # faster int8 activations move the outputs by about 1e-3 of their range.
-    compressed = _compressed("INT8_ASYM")
-    specs = openvino_compile_specs(inference_precision="f32", dynamic_quantization_group_size=32)
-    method = lower(compressed, (torch.randn(2, 128),), tmp_path, compile_specs=specs).load_method()
+@pytest.mark.parametrize("mode", ["INT8_ASYM", "INT4_SYM"])
+def test_compressed_layers_quantize_their_activations_by_default(tmp_path, mode):
+    # A user who compressed weights chose approximate numbers: by default OpenVINO runs
+    # those layers as it runs them alone, with int8 activations on CPUs with VNNI or
+    # AMX, which moves the outputs by 5e-3 to 9e-3 of their range (f32 activations:
+    # 2e-4 to 4e-4, from the float16 scales; Intel Xeon with AMX).
+    compressed = _compressed(mode, group_size=32) if mode.startswith("INT4") else _compressed(mode)
+    method = lower(compressed, (torch.randn(2, 128),), tmp_path).load_method()
     for seed in (1, 2):
         x = torch.randn(2, 128, generator=torch.Generator().manual_seed(seed))
         [ours], [expected] = run(method, (x,)), eager(compressed, (x,))
         relative_error = float((ours - expected).abs().max() / expected.abs().max())
-        assert 1e-5 < relative_error < 3e-2, f"relative error {relative_error}"
+        assert 2e-3 < relative_error < 3e-2, f"relative error {relative_error}"
+
+
+def test_a_dynamic_quantization_group_size_of_zero_gives_the_compressed_models_values(tmp_path):
+    compressed = _compressed("INT8_ASYM")
+    specs = openvino_compile_specs(dynamic_quantization_group_size=0)
+    _runs_like_compressed_eager(lower(compressed, (torch.randn(2, 128),), tmp_path, compile_specs=specs), compressed)
 
 
 def test_unpacking_left_on_the_cpu_is_named_in_a_warning(caplog):

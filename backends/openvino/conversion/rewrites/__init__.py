@@ -11,6 +11,7 @@ Each takes the model and the facts about its partition, and returns the model.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List
 
@@ -54,41 +55,52 @@ class Partition:
 
 Rewrite = Callable[[ov.Model, Partition], ov.Model]
 
+# A wrapper below takes these from the function it calls, and its __dict__: the
+# workarounds.py mark that tells what the rewrite is for.
+_NAMED_AFTER = ("__module__", "__name__", "__qualname__", "__doc__")
+
 
 def _same_model(rewrite: Callable[[ov.Model], None]) -> Rewrite:
     """A rewrite that reads only the model and changes it in place."""
 
+    # The name, and the workarounds.py mark, are the rewrite's.
+    @functools.wraps(rewrite)
     def run(model: ov.Model, _: Partition) -> ov.Model:
         rewrite(model)
         return model
 
-    run.__name__ = rewrite.__name__
     return run
 
 
+@functools.wraps(mark_index_inputs, assigned=_NAMED_AFTER)
 def _mark_index_inputs(model: ov.Model, partition: Partition) -> ov.Model:
     mark_index_inputs(model.get_parameters(), partition.placeholders)
     return model
 
 
+@functools.wraps(restore_output_positions, assigned=_NAMED_AFTER)
 def _restore_output_positions(model: ov.Model, partition: Partition) -> ov.Model:
     return restore_output_positions(model, partition.output_positions)
 
 
+@functools.wraps(convert_outputs_to_torch_dtypes, assigned=_NAMED_AFTER)
 def _convert_outputs_to_torch_dtypes(model: ov.Model, partition: Partition) -> ov.Model:
     convert_outputs_to_torch_dtypes(model, partition.expected_outputs)
     return model
 
 
+@functools.wraps(keep_buffers_as_state, assigned=_NAMED_AFTER)
 def _keep_buffers_as_state(model: ov.Model, partition: Partition) -> ov.Model:
     names = [node.name for node in partition.placeholders]
     return keep_buffers_as_state(model, partition.buffer_initial_values, names, partition.buffer_writes)
 
 
+@functools.wraps(grow_kv_caches, assigned=_NAMED_AFTER)
 def _grow_kv_caches(model: ov.Model, _: Partition) -> ov.Model:
     return grow_kv_caches(model)
 
 
+@functools.wraps(separate_returned_inputs, assigned=_NAMED_AFTER)
 def _separate_returned_inputs(model: ov.Model, partition: Partition) -> ov.Model:
     separate_returned_inputs(model, partition.may_run_on_cpu)
     return model
@@ -105,6 +117,7 @@ REWRITES: List[Rewrite] = [
     _separate_returned_inputs,
     # Eager PyTorch's values where OpenVINO computes otherwise.
     _same_model(separate_weights_read_both_ways),
+    # Before the integer comparisons, which make its NotEqual exact.
     _same_model(floor_integer_divisions),
     # Before the integer comparisons, which make its Less exact.
     _same_model(refuse_scatter_indices_below_range),

@@ -12,9 +12,11 @@ from __future__ import annotations
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from ...workarounds import works_around
 from .model_edits import scalar_like
 
 
+@works_around("bool_cast_of_int_min_and_nan")
 def cast_to_bool_as_not_equal(model: ov.Model) -> None:
     """Replaces each Convert from a non-boolean type to boolean by NotEqual(x, 0), in place."""
     for node in model.get_ordered_ops():

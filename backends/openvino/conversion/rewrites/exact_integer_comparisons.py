@@ -23,6 +23,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from ...workarounds import works_around
 from .model_edits import scalar_like
 
 # Narrower integers are exact in float32.
@@ -30,6 +31,7 @@ _WIDE_INTEGERS = frozenset({ov.Type.i32, ov.Type.i64})
 _COMPARISONS = frozenset({"Equal", "NotEqual", "Less", "LessEqual"})
 
 
+@works_around("integer_comparison_in_float32")
 def compare_integers_exactly(model: ov.Model) -> None:
     """Rewrites each int32/int64 Equal, NotEqual, Less and LessEqual on differences, in place."""
     for node in model.get_ordered_ops():

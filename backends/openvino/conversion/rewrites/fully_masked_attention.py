@@ -22,11 +22,13 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from ...workarounds import works_around
 from .model_edits import put_after, scalar_like
 
 _MASK_PORT = 3
 
 
+@works_around("fully_masked_attention_nan")
 def zero_fully_masked_attention_rows(model: ov.Model) -> None:
     """Puts a Select after each attention whose mask values come from an input, in place."""
     for node in model.get_ordered_ops():

@@ -13,9 +13,12 @@ from __future__ import annotations
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from ...workarounds import works_around
+
 _MIRRORED = {"Greater": ov_ops.less, "GreaterEqual": ov_ops.less_equal}
 
 
+@works_around("greater_with_nan")
 def compare_greater_as_less(model: ov.Model) -> None:
     """Replaces each Greater(a, b) by Less(b, a), and GreaterEqual by LessEqual, in place."""
     for node in model.get_ordered_ops():

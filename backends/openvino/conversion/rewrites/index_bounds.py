@@ -27,6 +27,7 @@ import torch
 import openvino as ov
 
 from ...edge_graph.nodes import op_name
+from ...workarounds import not_a_workaround
 
 #: Followed by the indexed dimension's size; read by the C++ runtime (kIndexRowsName
 #: and kSignedIndexRowsName in runtime/include/executorch_openvino/backend.h).
@@ -53,6 +54,7 @@ _READS_INDICES = {
 _NEGATIVE_FROM_END = frozenset({"aten.index", "aten.index_put", "aten.index_fill"})
 
 
+@not_a_workaround("a bounds check PyTorch makes and OpenVINO's indexing ops, by their specification, do not")
 def mark_index_inputs(parameters: List[ov.Node], placeholders: List[torch.fx.Node]) -> None:
     """Names each parameter whose placeholder an indexing op reads as its indices."""
     for parameter, placeholder in zip(parameters, placeholders):

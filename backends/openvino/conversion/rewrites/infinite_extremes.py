@@ -16,6 +16,7 @@ import openvino as ov
 import openvino.opset13 as ov_ops
 from openvino.utils.node_factory import NodeFactory
 
+from ...workarounds import works_around
 from .model_edits import put_after, scalar_like
 
 # Op -> the infinity it misses.
@@ -23,6 +24,7 @@ _REDUCTIONS = {"ReduceMax": -np.inf, "ReduceMin": np.inf}
 _POOLS = {"MaxPool": -np.inf}
 
 
+@works_around("infinite_extremes_finite")
 def keep_infinite_extremes(model: ov.Model) -> None:
     """Puts the infinity back into each float ReduceMax, ReduceMin and MaxPool result, in place."""
     for node in model.get_ordered_ops():

@@ -18,7 +18,10 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from ...workarounds import works_around
 
+
+@works_around("integer_to_bfloat16_truncates")
 def round_integers_to_bfloat16(model: ov.Model) -> None:
     """Rounds the value of each Convert from a wide integer type to bf16 in f32 first, in place."""
     for node in model.get_ordered_ops():

@@ -14,9 +14,12 @@ from __future__ import annotations
 import openvino as ov
 from openvino.utils.node_factory import NodeFactory
 
+from ...workarounds import works_around
+
 _FRONTEND_MODE, _PYTORCH_MODE = "pytorch_half_pixel", "half_pixel"
 
 
+@works_around("interpolate_single_pixel_output")
 def interpolate_with_half_pixel_centres(model: ov.Model) -> None:
     """Replaces each pytorch_half_pixel Interpolate by the same one in half_pixel mode, in place."""
     for node in model.get_ordered_ops():

@@ -17,10 +17,12 @@ import openvino as ov
 import openvino.opset13 as ov_ops
 
 from ...edge_graph.dtypes import OPENVINO_TYPES
+from ...workarounds import not_a_workaround, works_around
 
 logger = logging.getLogger(__name__)
 
 
+@not_a_workaround("the form the runtime binds: one output per returned value, in order")
 def restore_output_positions(model: ov.Model, positions: List[int]) -> ov.Model:
     """Gives the model one Result per original output, in the original order."""
     results = model.get_results()
@@ -37,6 +39,7 @@ def restore_output_positions(model: ov.Model, positions: List[int]) -> ov.Model:
 IDENTITY_MIN_VERSION = (2025, 4)
 
 
+@works_around("returned_input_not_copied")
 def separate_returned_inputs(model: ov.Model, may_run_on_cpu: bool) -> None:
     """Puts an Identity between each input the model returns unchanged and its Result.
 
@@ -75,6 +78,7 @@ def openvino_version() -> Optional[Tuple[int, int]]:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+@not_a_workaround("the form the runtime binds: outputs in the dtypes PyTorch gives them")
 def convert_outputs_to_torch_dtypes(model: ov.Model, expected: List[object]) -> None:
     """Makes each output come out in the dtype PyTorch gives it.
 

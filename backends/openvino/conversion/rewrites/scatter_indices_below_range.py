@@ -16,7 +16,10 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from ...workarounds import works_around
 
+
+@works_around("scatter_index_below_range")
 def refuse_scatter_indices_below_range(model: ov.Model) -> None:
     """Puts the replacement before the indices of each ScatterElementsUpdate, in place."""
     changed = False

@@ -19,11 +19,12 @@ import openvino.opset13 as ov_ops
 from openvino.op.util import Variable, VariableInfo
 
 from ...edge_graph.dtypes import OPENVINO_TYPES
+from ...workarounds import not_a_workaround
 
 # A written buffer of these types is kept in a 32-bit variable: OpenVINO 2026.4.1's
 # CPU plugin fails the first inference that reads an i64, f64 or i16 variable ("does
-# not support i64 for use with oneDNN"). It computes 64-bit values in 32 bits anyway,
-# and int32 holds every int16.
+# not support i64 for use with oneDNN"; workarounds.py, wide_state_refused). It
+# computes 64-bit values in 32 bits anyway, and int32 holds every int16.
 STORED_AS = {
     torch.int64: torch.int32,
     torch.uint64: torch.uint32,
@@ -32,6 +33,9 @@ STORED_AS = {
 }
 
 
+@not_a_workaround(
+    "the form the runtime binds: written buffers as OpenVINO state (STORED_AS is a workaround of its own)"
+)
 def keep_buffers_as_state(
     model: ov.Model, initial: Mapping[str, torch.Tensor], parameter_names: List[str], writes: List[str]
 ) -> ov.Model:

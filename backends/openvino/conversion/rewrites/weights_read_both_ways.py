@@ -26,6 +26,8 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from ...workarounds import works_around
+
 logger = logging.getLogger(__name__)
 
 # NNCF's decompression of a compressed weight: subtract the zero point, scale, regroup.
@@ -39,6 +41,7 @@ Way = Tuple[int, Tuple[Hashable, ...]]
 Path = Tuple[Tuple[ov.Node, int], ...]
 
 
+@works_around("weight_read_both_ways")
 def separate_weights_read_both_ways(model: ov.Model) -> int:
     """Makes each further way MatMuls read a weight (as it is, transposed) start from other bytes.
 

@@ -32,6 +32,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
+from ...workarounds import works_around
 from .context import constant_argument, is_none
 
 SUM, MEAN, MAX = 0, 1, 2
@@ -53,6 +54,7 @@ def _head(tensor: ov.Output, length: ov.Output) -> ov.Node:
     return ops.slice(tensor, _i64([0]), length, _i64([1]))
 
 
+@works_around("embedding_bag_translation")
 def translate_embedding_bag(context) -> List[ov.Output]:
     if is_none(context, _OFFSETS):
         raise ValueError("embedding_bag without offsets is not translated")

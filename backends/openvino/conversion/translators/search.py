@@ -26,6 +26,7 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ...edge_graph.dtypes import OPENVINO_TYPES
+from ...workarounds import not_a_workaround
 from .context import constant_argument, is_none, string_argument
 from .ordering import i64, rank, size_along
 
@@ -99,10 +100,14 @@ def _bucketize(context, value_is_scalar: bool) -> List[ov.Output]:
     )
 
 
+@not_a_workaround("OpenVINO's PyTorch frontend converts no aten.bucketize (2026.4.1): eager's binary search, computed")
 def translate_bucketize(context) -> List[ov.Output]:
     return _bucketize(context, value_is_scalar=False)
 
 
+@not_a_workaround(
+    "OpenVINO's PyTorch frontend converts no aten.bucketize.Scalar (2026.4.1): eager's binary search, computed"
+)
 def translate_bucketize_scalar(context) -> List[ov.Output]:
     return _bucketize(context, value_is_scalar=True)
 
@@ -121,9 +126,15 @@ def _searchsorted(context, value_is_scalar: bool) -> List[ov.Output]:
     return _result(search(sequence, values, right, sorter), bool(constant_argument(context, _SEARCH_OUT_INT32, False)))
 
 
+@not_a_workaround(
+    "OpenVINO's PyTorch frontend converts no aten.searchsorted (2026.4.1): eager's binary search, computed"
+)
 def translate_searchsorted(context) -> List[ov.Output]:
     return _searchsorted(context, value_is_scalar=False)
 
 
+@not_a_workaround(
+    "OpenVINO's PyTorch frontend converts no aten.searchsorted.Scalar (2026.4.1): eager's binary search, computed"
+)
 def translate_searchsorted_scalar(context) -> List[ov.Output]:
     return _searchsorted(context, value_is_scalar=True)

@@ -37,6 +37,7 @@ import torch
 import openvino as ov
 import openvino.opset15 as ops
 
+from ...workarounds import not_a_workaround
 from .context import constant_argument
 from .ordering import axis_of, i64, is_float, rank, size_along, stable_sort, std_sort
 
@@ -108,6 +109,7 @@ def _median(context, dim, keepdim: bool, ignore_nan: bool) -> List[ov.Output]:
     return picked if dim is not None else picked[:1]
 
 
+@not_a_workaround("OpenVINO's PyTorch frontend converts no aten.median (2026.4.1): eager's pick, computed")
 def translate_median(context) -> List[ov.Output]:
     return _median(context, None, False, ignore_nan=False)
 
@@ -116,18 +118,22 @@ def _dim_and_keepdim(context) -> Tuple[int, bool]:
     return constant_argument(context, _DIM, -1), bool(constant_argument(context, _KEEPDIM, False))
 
 
+@not_a_workaround("OpenVINO's PyTorch frontend converts no aten.median.dim (2026.4.1): eager's pick, computed")
 def translate_median_dim(context) -> List[ov.Output]:
     return _median(context, *_dim_and_keepdim(context), ignore_nan=False)
 
 
+@not_a_workaround("OpenVINO's PyTorch frontend converts no aten.nanmedian (2026.4.1): eager's pick, computed")
 def translate_nanmedian(context) -> List[ov.Output]:
     return _median(context, None, False, ignore_nan=True)
 
 
+@not_a_workaround("OpenVINO's PyTorch frontend converts no aten.nanmedian.dim (2026.4.1): eager's pick, computed")
 def translate_nanmedian_dim(context) -> List[ov.Output]:
     return _median(context, *_dim_and_keepdim(context), ignore_nan=True)
 
 
+@not_a_workaround("OpenVINO's PyTorch frontend converts no aten.kthvalue (2026.4.1): eager's pick, computed")
 def translate_kthvalue(context) -> List[ov.Output]:
     original = context.get_input(0)
     dim = constant_argument(context, _KTH_DIM, -1)
@@ -138,6 +144,7 @@ def translate_kthvalue(context) -> List[ov.Output]:
     return _reduced([_at(values, position, axis), _at(indices, position, axis)], axis, keepdim, original, dim)
 
 
+@not_a_workaround("OpenVINO's PyTorch frontend converts no aten.mode (2026.4.1): eager's pick, computed")
 def translate_mode(context) -> List[ov.Output]:
     original = context.get_input(0)
     dim, keepdim = _dim_and_keepdim(context)

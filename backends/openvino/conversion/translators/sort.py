@@ -28,6 +28,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
+from ...workarounds import works_around
 from .context import constant_argument
 from .ordering import axis_of, i64, rank, stable_sort, std_sort
 
@@ -44,22 +45,26 @@ def _sorted(tensor: ov.Output, dim: int, descending: bool, stable: bool) -> List
     return list((stable_sort if stable else std_sort)(tensor, axis_of(dim, tensor), descending))
 
 
+@works_around("topk_nan_anywhere")
 def translate_sort_stable(context) -> List[ov.Output]:
     dim = constant_argument(context, _STABLE_DIM, -1)
     descending = bool(constant_argument(context, _STABLE_DESCENDING, False))
     return _sorted(context.get_input(0), dim, descending, stable=True)
 
 
+@works_around("topk_nan_anywhere")
 def translate_sort(context) -> List[ov.Output]:
     dim = constant_argument(context, _DIM, -1)
     descending = bool(constant_argument(context, _DESCENDING, False))
     return _sorted(context.get_input(0), dim, descending, stable=False)
 
 
+@works_around("topk_nan_anywhere")
 def translate_argsort_stable(context) -> List[ov.Output]:
     return translate_sort_stable(context)[1:]
 
 
+@works_around("topk_nan_anywhere")
 def translate_topk(context) -> List[ov.Output]:
     tensor = context.get_input(0)
     largest = bool(constant_argument(context, _LARGEST, True))

@@ -35,6 +35,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
+from ...workarounds import not_a_workaround
 from .context import constant_argument
 from .ordering import axis_of, i64, rank, size_along, stable_sort_indices, std_sort
 
@@ -79,6 +80,7 @@ def _results(values, inverse, counts, return_inverse: bool, return_counts: bool)
     return [values, inverse if return_inverse else _empty(), counts if return_counts else _empty()]
 
 
+@not_a_workaround("OpenVINO's PyTorch frontend converts no aten._unique2 (2026.4.1): eager's results, computed")
 def translate_unique(context) -> List[ov.Output]:
     tensor = context.get_input(0)
     flat = ops.reshape(tensor, i64([-1]), False).output(0)
@@ -96,6 +98,9 @@ def translate_unique(context) -> List[ov.Output]:
     )
 
 
+@not_a_workaround(
+    "OpenVINO's PyTorch frontend converts no aten.unique_consecutive (2026.4.1): eager's results, computed"
+)
 def translate_unique_consecutive(context) -> List[ov.Output]:
     tensor = context.get_input(0)
     dim: Optional[int] = constant_argument(context, _CONSECUTIVE_DIM, None)
@@ -116,6 +121,7 @@ def translate_unique_consecutive(context) -> List[ov.Output]:
     )
 
 
+@not_a_workaround("OpenVINO's PyTorch frontend converts no aten.unique_dim (2026.4.1): eager's results, computed")
 def translate_unique_dim(context) -> List[ov.Output]:
     tensor = context.get_input(0)
     axis = axis_of(constant_argument(context, _DIM, 0), tensor)

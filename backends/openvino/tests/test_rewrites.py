@@ -1,0 +1,268 @@
+"""Each rewrite of a converted model alone on a small OpenVINO model: it turns the form
+OpenVINO's CPU plugin computes wrong into one it computes right (compiled on the CPU at
+f32, as the delegate compiles), or gives the model the form the runtime binds.
+
+Each model is built as the PyTorch frontend builds the case. tests/test_openvino_bugs.py
+runs the same cases without the rewrite; the end-to-end tests show them through the
+delegate. workarounds.py names the OpenVINO behaviour each rewrite is for.
+"""
+
+import numpy as np
+import openvino as ov
+import openvino.opset11 as ops11
+import openvino.opset13 as ops
+import pytest
+import torch
+import torch.nn.functional as F
+from executorch_openvino.conversion.rewrites.bool_casts import cast_to_bool_as_not_equal
+from executorch_openvino.conversion.rewrites.exact_integer_comparisons import compare_integers_exactly
+from executorch_openvino.conversion.rewrites.fully_masked_attention import zero_fully_masked_attention_rows
+from executorch_openvino.conversion.rewrites.greater_as_less import compare_greater_as_less
+from executorch_openvino.conversion.rewrites.index_bounds import INDEX_ROWS_NAME, mark_index_inputs
+from executorch_openvino.conversion.rewrites.infinite_extremes import keep_infinite_extremes
+from executorch_openvino.conversion.rewrites.integer_floor_division import (
+    FLOOR_DIVISION_NAME,
+    floor_integer_divisions,
+)
+from executorch_openvino.conversion.rewrites.integer_to_bfloat16_rounding import round_integers_to_bfloat16
+from executorch_openvino.conversion.rewrites.interpolation_half_pixel import interpolate_with_half_pixel_centres
+from executorch_openvino.conversion.rewrites.outputs import (
+    convert_outputs_to_torch_dtypes,
+    restore_output_positions,
+    separate_returned_inputs,
+)
+from executorch_openvino.conversion.rewrites.scatter_indices_below_range import refuse_scatter_indices_below_range
+from executorch_openvino.conversion.rewrites.state import keep_buffers_as_state
+from executorch_openvino.conversion.rewrites.weights_read_both_ways import separate_weights_read_both_ways
+from test_fold_miscomputed_constants import unlifted_graph
+
+CPU_AT_F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+
+
+def infer(model, *inputs):
+    compiled = ov.compile_model(model, "CPU", CPU_AT_F32)
+    results = compiled(list(inputs))
+    return [results[output] for output in compiled.outputs]
+
+
+def op_types(model):
+    return [node.get_type_name() for node in model.get_ordered_ops()]
+
+
+def parameters(element_type, shape, count):
+    return [ops.parameter(shape, element_type) for _ in range(count)]
+
+
+def python_divide(dividend, divisor, name=""):
+    """A Divide marked pythondiv (Python's floor), as the frontend makes for // ."""
+    division = ops.divide(dividend, divisor, name=name or None)
+    division.set_attribute("m_pythondiv", True)
+    return division
+
+
+def floors_of(dividends, divisors):
+    return [a // b for a, b in zip(dividends.tolist(), divisors.tolist())]
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.int32, np.int64])
+def test_tensor_floor_division_read_by_a_floor_rounds_down(dtype):
+    dividend, divisor = parameters(dtype, [6], 2)
+    model = ov.Model([ops.floor(python_divide(dividend, divisor))], [dividend, divisor])
+    floor_integer_divisions(model)
+    dividends, divisors = np.array([-7, 7, -9, 9, -8, 100], dtype), np.array([8, -8, 8, -8, 8, -7], dtype)
+    [quotients] = infer(model, dividends, divisors)
+    assert quotients.tolist() == floors_of(dividends, divisors)
+
+
+def test_int8_floor_division_of_minus_128_by_a_power_of_two_is_exact():
+    # The plugin gave int8 -128 - (-128) as -1: a floor taken from the remainder gave -65.
+    dividend, divisor = parameters(np.int8, [4], 2)
+    model = ov.Model([ops.floor(python_divide(dividend, divisor))], [dividend, divisor])
+    floor_integer_divisions(model)
+    dividends, divisors = np.array([-128, -128, -128, -127], np.int8), np.array([2, 4, 3, 2], np.int8)
+    [quotients] = infer(model, dividends, divisors)
+    assert quotients.tolist() == floors_of(dividends, divisors)
+
+
+def test_python_floor_division_of_symbolic_ints_rounds_down():
+    dividend, divisor = parameters(np.int64, [], 2)
+    floor_division = python_divide(dividend, divisor, name=f"floordiv/{FLOOR_DIVISION_NAME}/Divide")
+    model = ov.Model([floor_division], [dividend, divisor])
+    floor_integer_divisions(model)
+    [quotient] = infer(model, np.array(-7, np.int64), np.array(8, np.int64))
+    assert quotient.tolist() == -1
+
+
+def test_truncating_division_the_frontend_marks_pythondiv_is_left_alone():
+    dividend, divisor = parameters(np.int16, [3], 2)
+    truncated = ops.convert(ops.convert(python_divide(dividend, divisor), "i32"), "i16")
+    model = ov.Model([truncated], [dividend, divisor])
+    before = op_types(model)
+    floor_integer_divisions(model)
+    assert op_types(model) == before
+    [quotients] = infer(model, np.array([-7, 7, -9], np.int16), np.array([8, -8, 8], np.int16))
+    assert quotients.tolist() == [0, 0, -1]
+
+
+def test_greater_than_with_nan_is_false():
+    left, right = parameters(np.float32, [3], 2)
+    model = ov.Model([ops.greater(left, right), ops.greater_equal(left, right)], [left, right])
+    compare_greater_as_less(model)
+    assert "Greater" not in op_types(model) and "GreaterEqual" not in op_types(model)
+    greater, greater_equal = infer(model, np.array([np.nan, 1, 2], np.float32), np.array([0, np.nan, 1], np.float32))
+    assert greater.tolist() == [False, False, True]
+    assert greater_equal.tolist() == [False, False, True]
+
+
+def test_int32_comparisons_past_2_pow_24_are_exact():
+    left, right = parameters(np.int32, [2], 2)
+    model = ov.Model([ops.equal(left, right), ops.less(left, right)], [left, right])
+    compare_integers_exactly(model)
+    equal, less = infer(model, np.array([16777217, 2**31 - 2], np.int32), np.array([16777216, 2**31 - 1], np.int32))
+    assert equal.tolist() == [False, False]
+    assert less.tolist() == [False, True]
+
+
+def test_casts_to_bool_make_every_value_but_zero_true():
+    integers, floats = ops.parameter([3], np.int32), ops.parameter([3], np.float32)
+    model = ov.Model([ops.convert(integers, "boolean"), ops.convert(floats, "boolean")], [integers, floats])
+    cast_to_bool_as_not_equal(model)
+    converts = [op for op in model.get_ordered_ops() if op.get_type_name() == "Convert"]
+    assert [op for op in converts if op.get_output_element_type(0) == ov.Type.boolean] == []
+    from_integers, from_floats = infer(
+        model, np.array([-(2**31), 0, 5], np.int32), np.array([np.nan, 0.0, -0.5], np.float32)
+    )
+    assert from_integers.tolist() == [True, False, True]
+    assert from_floats.tolist() == [True, False, True]
+
+
+def test_integers_cast_to_bfloat16_round_to_nearest():
+    integers = ops.parameter([3], np.int32)
+    model = ov.Model([ops.convert(ops.convert(integers, "bf16"), "f32")], [integers])
+    round_integers_to_bfloat16(model)
+    [rounded] = infer(model, np.array([158500, -158500, 257], np.int32))
+    expected = torch.tensor([158500, -158500, 257]).to(torch.bfloat16).float()
+    assert rounded.tolist() == expected.tolist()
+
+
+def test_maxima_and_minima_of_infinities_stay_infinite():
+    values = ops.parameter([1, 1, 2, 2], np.float32)
+    axes = ops.constant(np.array([2, 3]))
+    pooled = ops.max_pool(values, [1, 1], [1, 1], [0, 0], [0, 0], [2, 2]).output(0)
+    reduced = [ops.reduce_max(values, axes).output(0), ops.reduce_min(ops.negative(values), axes).output(0)]
+    model = ov.Model([reduced[0], pooled, reduced[1]], [values])
+    keep_infinite_extremes(model)
+    largest, pool, smallest = infer(model, np.full((1, 1, 2, 2), -np.inf, np.float32))
+    assert largest.ravel().tolist() == [-np.inf] and pool.ravel().tolist() == [-np.inf]
+    assert smallest.ravel().tolist() == [np.inf]
+
+
+def attention_with_mask(mask):
+    query, key, value = parameters(np.float32, [1, 1, 2, 4], 3)
+    inputs = [query, key, value] + ([mask] if mask.get_type_name() == "Parameter" else [])
+    return ov.Model([ops.scaled_dot_product_attention(query, key, value, mask)], inputs)
+
+
+def test_attention_rows_whose_mask_an_input_hides_entirely_are_zeros():
+    model = attention_with_mask(ops.parameter([1, 1, 2, 2], ov.Type.boolean))
+    zero_fully_masked_attention_rows(model)
+    qkv = [np.arange(8, dtype=np.float32).reshape(1, 1, 2, 4) / 8] * 3
+    [result] = infer(model, *qkv, np.array([[[[True, True], [False, False]]]]))
+    assert result[0, 0, 1].tolist() == [0.0] * 4
+    assert np.isfinite(result).all() and result[0, 0, 0].any()
+
+
+def test_attention_with_a_constant_mask_is_left_alone():
+    model = attention_with_mask(ops.constant(np.array([[[[True, False], [True, True]]]])))
+    before = op_types(model)
+    zero_fully_masked_attention_rows(model)
+    assert op_types(model) == before
+
+
+def test_resize_to_one_pixel_samples_the_centre_as_pytorch_does():
+    image = ops.parameter([1, 1, 4, 4], np.float32)
+    attributes = {
+        "mode": "linear",
+        "shape_calculation_mode": "sizes",
+        "coordinate_transformation_mode": "pytorch_half_pixel",
+    }
+    sizes, axes = ops.constant(np.array([1, 16], np.int64)), ops.constant(np.array([2, 3], np.int64))
+    model = ov.Model([ops11.interpolate(image, sizes, axes=axes, **attributes)], [image])
+    interpolate_with_half_pixel_centres(model)
+    values = torch.arange(16.0).reshape(1, 1, 4, 4)
+    [resized] = infer(model, values.numpy())
+    expected = F.interpolate(values, size=(1, 16), mode="bilinear", align_corners=False)
+    np.testing.assert_allclose(resized, expected.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_weight_read_as_it_is_and_transposed_gives_each_product_its_own_copy():
+    rng = np.random.default_rng(0)
+    weight, x = rng.standard_normal((4, 4), dtype=np.float32), rng.standard_normal((1, 4), dtype=np.float32)
+    inputs, shared = ops.parameter([1, 4], np.float32), ops.constant(weight)
+    model = ov.Model([ops.matmul(ops.matmul(inputs, shared, False, True), shared, False, False)], [inputs])
+    assert separate_weights_read_both_ways(model) == 1
+    [result] = infer(model, x)
+    np.testing.assert_allclose(result, x @ weight.T @ weight, rtol=1e-5, atol=1e-5)
+
+
+def test_a_scatter_index_below_minus_size_fails_the_call_instead_of_writing_outside():
+    data, updates = ops.parameter([2, 4], np.float32), ops.parameter([2, 1], np.float32)
+    indices = ops.parameter([2, 1], np.int64)
+    scatter = ops.scatter_elements_update(data, indices, updates, ops.constant(np.int64(1)))
+    model = ov.Model([scatter], [data, indices, updates])
+    refuse_scatter_indices_below_range(model)
+    below = np.array([[0], [-5]], np.int64)
+    with pytest.raises(RuntimeError):
+        infer(model, np.zeros((2, 4), np.float32), below, np.ones((2, 1), np.float32))
+    [written] = infer(model, np.zeros((2, 4), np.float32), np.array([[0], [-1]]), np.ones((2, 1), np.float32))
+    assert written.tolist() == [[1, 0, 0, 0], [0, 0, 0, 1]]
+
+
+def test_an_input_returned_as_is_is_copied_into_its_output():
+    value = ops.parameter([4], np.float32)
+    model = ov.Model([ops.result(value)], [value])
+    separate_returned_inputs(model, may_run_on_cpu=True)
+    assert "Identity" in op_types(model)
+    request = ov.compile_model(model, "CPU", CPU_AT_F32).create_infer_request()
+    output = ov.Tensor(np.full(4, -1.0, np.float32))
+    request.set_input_tensor(0, ov.Tensor(np.arange(4, dtype=np.float32)))
+    request.set_output_tensor(0, output)
+    request.infer()
+    assert output.data.tolist() == [0, 1, 2, 3]
+
+
+def test_outputs_come_back_one_per_returned_value_in_order():
+    first, second = ops.parameter([1], np.float32), ops.parameter([1], np.float32)
+    model = ov.Model([ops.negative(first), ops.negative(second)], [first, second])
+    model = restore_output_positions(model, [1, 0, 1])
+    results = infer(model, np.array([1.0], np.float32), np.array([2.0], np.float32))
+    assert [result.tolist() for result in results] == [[-2.0], [-1.0], [-2.0]]
+
+
+def test_an_output_comes_back_in_the_dtype_pytorch_gives_it():
+    values = ops.parameter([2], np.int32)
+    model = ov.Model([ops.reduce_sum(values, ops.constant(np.int64(0)))], [values])
+    convert_outputs_to_torch_dtypes(model, [torch.zeros((), dtype=torch.int64)])
+    assert model.output(0).get_element_type() == ov.Type.i64
+
+
+def test_a_written_int64_buffer_becomes_state_kept_in_32_bits():
+    counter, step = ops.parameter([1], np.int64, name="counter"), ops.parameter([1], np.int64, name="step")
+    model = ov.Model([ops.add(counter, step), ops.multiply(counter, step)], [counter, step])
+    initial = {"counter": torch.tensor([5])}
+    model = keep_buffers_as_state(model, initial, ["counter", "step"], ["counter"])
+    assert [parameter.get_friendly_name() for parameter in model.get_parameters()] == ["step"]
+    assert [op.get_output_element_type(0) for op in model.get_ordered_ops() if op.get_type_name() == "ReadValue"] == [
+        ov.Type.i32
+    ]
+    request = ov.compile_model(model, "CPU", CPU_AT_F32).create_infer_request()
+    calls = [request.infer([np.array([2], np.int64)])[0].tolist() for _ in range(2)]
+    assert calls == [[10], [14]]
+
+
+def test_an_input_an_embedding_reads_as_indices_is_marked_with_its_rows():
+    graph_module = unlifted_graph(torch.nn.Embedding(10, 4), (torch.tensor([1, 2]),))
+    placeholders = [node for node in graph_module.graph.nodes if node.op == "placeholder"]
+    parameters_ = [ops.parameter([2], np.int64)]
+    mark_index_inputs(parameters_, placeholders)
+    assert f"{INDEX_ROWS_NAME}10" in parameters_[0].output(0).get_tensor().get_names()
