@@ -21,7 +21,7 @@ from .partition.copy_placement import CopyPlacement
 from .partition.kept_whole import SDPA, ops_kept_whole
 from .partition.op_support import OpenvinoOperatorSupport, assert_nodes
 from .partition.shared_buffers import BuffersAcrossMethods
-from .partition.sort_family import twin_claimed_nodes, warn_about_twins_left_on_cpu
+from .partition.sort_family import twin_claimed_nodes, warn_about_nodes_left_on_cpu, warn_about_twins_left_on_cpu
 from .partition.symbolic_remainder import remainders_through_floor_division
 from .partition.symint_boundary import symbolic_values_crossing
 from .partition.trial_conversion import unconvertible_nodes
@@ -74,11 +74,13 @@ class OpenvinoPartitioner(Partitioner):
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
         """Records the method's buffers (partition/shared_buffers.py), decomposes torchao's quantization
         ops (quantization/torchao_ops.py), computes remainders of symbolic ints as Python does
-        (partition/symbolic_remainder.py), gives the sort family's nodes of several results that
-        OpenVINO takes their twin op (partition/sort_family.py) and makes views of attention results
+        (partition/symbolic_remainder.py), names the sort family's nodes left on the CPU, which
+        ExecuTorch's portable kernels lack, and gives those of several results that OpenVINO
+        takes their twin op (partition/sort_family.py) and makes views of attention results
         hold under the kept op's layout (partition/attention_layout.py)."""
         self._methods.record(exported_program)
         exported_program = decompose_torchao_ops(exported_program)
+        warn_about_nodes_left_on_cpu(exported_program, self.op_types_to_skip, self.op_names_to_skip)
         exported_program = twin_claimed_nodes(exported_program, self.op_types_to_skip, self.op_names_to_skip)
         exported_program = remainders_through_floor_division(exported_program)
         if matches_op_type(str(SDPA), self.op_types_to_skip):

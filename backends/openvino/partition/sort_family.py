@@ -235,3 +235,36 @@ def warn_about_twins_left_on_cpu(graph: torch.fx.Graph) -> None:
                 op,
                 str(op),
             )
+
+
+def warn_about_nodes_left_on_cpu(
+    program: ExportedProgram, op_types_to_skip: Collection[str], op_names_to_skip: Collection[str]
+) -> None:
+    """Names each node of the ops above that the partitioner leaves on the CPU, and why.
+
+    ExecuTorch's portable kernels (what ``executorch.runtime`` links) have none of these
+    ops: with the default EdgeCompileConfig the edge dialect then refuses the node as not
+    core ATen, and with the op in ``_core_aten_ops_exception_list`` the program lowers but
+    fails to load with ``Missing operator``. The warning says so before either happens."""
+    for node in program.graph.nodes:
+        if node.op != "call_function" or node.target not in KEPT_WHOLE | TWINNED:
+            continue
+        if matches_op_type(op_name(node), op_types_to_skip) or node.name in op_names_to_skip:
+            why = "op_types_to_skip or op_names_to_skip names it"
+        elif not _bound(node):
+            why = "a dtype the delegate does not bind"
+        else:
+            why = refusal(node)
+        if why is None:
+            continue
+        logger.warning(
+            "OpenVINO partitioner: %s (%s) stays on ExecuTorch's CPU kernels: %s. executorch.runtime's portable "
+            "kernels have no %s: the default EdgeCompileConfig refuses it as not core ATen, and a program that "
+            "lists it in _core_aten_ops_exception_list fails to load with Missing operator unless the runtime "
+            "links a kernel library that registers it (a kernel of your own through EXECUTORCH_LIBRARY); "
+            "or change the model",
+            node.name,
+            node.target,
+            why,
+            node.target,
+        )

@@ -225,3 +225,21 @@ def test_histc_thresholds_put_every_bin_edge_where_eager_does(bins, low, high):
     for probe in probes:
         expected = int(torch.histc(probe.reshape(1), bins, low, high).argmax())
         assert min(int((torch.from_numpy(thresholds) <= probe).sum()), bins - 1) == expected, float(probe)
+
+
+class KthIndex(torch.nn.Module):
+    def forward(self, x):
+        return torch.kthvalue(x, 2, 1).indices
+
+
+def test_a_variant_left_on_the_cpu_is_named_at_lowering_with_what_the_runtime_lacks(caplog):
+    """ExecuTorch's portable kernels have no kthvalue: before the edge dialect refuses it (the
+    default config) or the program fails to load (the op in the exception list), a warning
+    names the node, the op, why it stays on the CPU and what to link."""
+    exported = torch.export.export(KthIndex(), (torch.randn(4, 5),))
+    with caplog.at_level("WARNING", logger="executorch_openvino"), pytest.raises(Exception, match="Core ATen"):
+        to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner()])
+    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    named = [message for message in warnings if "aten.kthvalue.default" in message]
+    assert len(named) == 1, warnings
+    assert "quickselect" in named[0] and "portable kernels have no aten.kthvalue.default" in named[0]

@@ -1,7 +1,9 @@
 """``median``, ``nanmedian``, ``kthvalue`` and ``mode``: values and indices as eager PyTorch picks them.
 
-Each is a pick from the stable sort of ordering.py (NaN largest). Eager PyTorch
-2.13's CPU kernels, checked on thousands of random rows with ties and NaN:
+Each is a pick from a sort of ordering.py (NaN largest): the stable sort where the pick's
+index is read, else std_sort_indices' order, which gives the same values and costs less
+past 16 elements. Eager PyTorch 2.13's CPU kernels, checked on thousands of random rows
+with ties and NaN:
 
 - ``median`` along a dim: the element at position (n - 1) // 2 of the stable order
   (std::nth_element ordering by value, then index), or, in a row holding NaN, the
@@ -22,9 +24,10 @@ Each is a pick from the stable sort of ordering.py (NaN largest). Eager PyTorch
   breaks the insertion sort's comparisons, and its result then depends on where the
   NaN sits ([1, nan, 1, 2] gives 1 at index 0, counted once): so float rows are
   sorted here by that same insertion sort, unrolled, which the partitioner allows up
-  to 16 elements. Integer rows, which hold no NaN, take the stable sort, whose
-  values are eager's at any size; past 16 elements eager's index is std::sort's own,
-  and the partitioner leaves a node whose index is read on the CPU.
+  to 16 elements. Integer rows, which hold no NaN, take std_sort_indices' order,
+  whose values are eager's at any size, and whose index is up to 16 elements; past 16
+  eager's index is std::sort's own, and the partitioner leaves a node whose index is
+  read on the CPU.
 """
 
 from __future__ import annotations
