@@ -878,6 +878,10 @@ for name, fn, make in (
         ties(9, 4, dtype=torch.int64),
     ),
     ("argsort_stable_f32_nan_40", lambda x: torch.argsort(x, stable=True), ties(3, 40, nan=0.15)),
+    # Past 32767 elements the stable order comes from a radix sort of the ranks (ordering.py).
+    ("argsort_stable_f32_nan_33000", lambda x: torch.argsort(x, stable=True), ties(33000, nan=0.15)),
+    # Past 16 elements sort without stable=True takes equal values in any order: its values.
+    ("sort_f32_nan_values_40", lambda x: torch.sort(x, descending=True).values, ties(3, 40, nan=0.15)),
     ("sort_f32_nan_dim1", lambda x: tuple(torch.sort(x, descending=True)), F_NAN),
     ("argsort_f32_nan_dim0", lambda x: torch.argsort(x, dim=0), F_NAN),
     ("median_f32_nan", torch.median, F_NAN),
