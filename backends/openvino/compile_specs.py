@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple, Union
 
-from executorch.exir.backend.compile_spec_schema import CompileSpec
+if TYPE_CHECKING:
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
 
 DEVICE = "device"
 INFERENCE_PRECISION = "inference_precision"
@@ -293,6 +294,8 @@ def openvino_compile_specs(
     ``kv_cache_precision`` sets the precision of a KV cache OpenVINO fuses with attention
     (the inference precision by default); ``"u8"`` is the CPU plugin's own default.
     """
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+
     specs = [CompileSpec(DEVICE, check_device(device).encode())]
     if inference_precision is not None:
         specs.append(CompileSpec(INFERENCE_PRECISION, check_precision(inference_precision).encode()))
@@ -357,6 +360,8 @@ def parse_compile_specs(specs: Optional[Iterable[CompileSpec]]) -> OpenvinoOptio
 
 def with_defaults(specs: Optional[Sequence[CompileSpec]]) -> List[CompileSpec]:
     """The specs as given, with the device spelled out when it was left to the default."""
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+
     specs = list(specs or ())
     if not any(spec.key == DEVICE for spec in specs):
         specs.insert(0, CompileSpec(DEVICE, b"CPU"))
