@@ -107,8 +107,7 @@ struct CompiledBlob {
 Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& options) {
   ov::Core& core = shared_core();
   CompileSettings settings = options;
-  if (cpu_settings_place(settings.device) != CpuSettingsPlace::kNone && ir_quantizes_values(blob.ir_xml) &&
-      !cpu_sums_8bit_products_exactly()) {
+  if (float_kernels_for_quantized_layers(settings.device, blob.has_fake_quantize())) {
     settings.float_kernels_for_quantized_layers = true;
     ET_LOG(Debug,  // a load that succeeds logs nothing: see the comment in init
            "OpenVINO delegate: this CPU has no VNNI or AMX, on which OpenVINO's 8-bit kernels saturate; the "

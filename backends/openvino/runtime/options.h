@@ -52,7 +52,7 @@ inline constexpr const char* kPerformanceHintKey = "performance_hint";
 inline constexpr const char* kNumStreamsKey = "num_streams";
 inline constexpr const char* kInferenceNumThreadsKey = "inference_num_threads";
 inline constexpr const char* kDynamicQuantizationGroupSizeKey = "dynamic_quantization_group_size";
-inline constexpr const char* kOneTokenModelKey = "one_token_model";  // "1" or "0"
+inline constexpr const char* kOneTokenModelKey = "one_token_model";        // "1" or "0"
 inline constexpr const char* kKvCachePrecisionKey = "kv_cache_precision";  // f32, f16, bf16, u8
 
 /// Reads the compile specs the program was lowered with. Unknown keys and bad
