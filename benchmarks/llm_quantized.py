@@ -112,6 +112,10 @@ def xnnpack_8da4w(model: torch.nn.Module) -> torch.nn.Module:
 
 
 def write_pte(module: torch.nn.Module, partitioner, dynamic: bool, context: int, path: Path) -> Path:
+    """Lowers `module` to `path`, or keeps the file a run with the same --folder wrote."""
+    if path.exists():
+        print(f"{path.name}: kept from an earlier run")
+        return path
     # Not _common.lower: a module exported before (NNCF's) refuses .eval().
     with torch.no_grad():
         exported = torch.export.export(module, example(dynamic), dynamic_shapes=dynamic_shapes(dynamic, context))
@@ -122,21 +126,29 @@ def write_pte(module: torch.nn.Module, partitioner, dynamic: bool, context: int,
     return path
 
 
+def converted_ir(module: torch.nn.Module, path: Path) -> ov.Model:
+    """Our IR of the compressed decode program (KV cache as state, grown by concatenation),
+    saved at `path` (or read from it when a run with the same --folder saved it)."""
+    from executorch.exir import EdgeCompileConfig, to_edge
+    from executorch_openvino.conversion import to_openvino_model
+    from executorch_openvino.partition.kept_whole import ops_kept_whole
+
+    if path.exists():
+        return ov.Core().read_model(path)
+    with torch.no_grad():
+        exported = torch.export.export(module, example(False))
+    exported = OpenvinoPartitioner().transform_for_pre_decomposition(exported)
+    kept, _ = ops_kept_whole(exported, (), ())
+    edge = to_edge(exported, compile_config=EdgeCompileConfig(_check_ir_validity=False, preserve_ops=kept))
+    ir = to_openvino_model(edge.exported_program())
+    ov.save_model(ir, path, compress_to_fp16=False)
+    return ir
+
+
 class OpenvinoAlone:
-    """Our converted IR of the compressed program (KV cache as state, grown by concatenation),
-    compiled by ov.Core alone with `config`."""
+    """An IR compiled by ov.Core alone with `config`, called as our delegate is."""
 
-    def __init__(self, module: torch.nn.Module, context: int, config: Dict[str, object]) -> None:
-        from executorch.exir import EdgeCompileConfig, to_edge
-        from executorch_openvino.conversion import to_openvino_model
-        from executorch_openvino.partition.kept_whole import ops_kept_whole
-
-        with torch.no_grad():
-            exported = torch.export.export(module, example(False))
-        exported = OpenvinoPartitioner().transform_for_pre_decomposition(exported)
-        kept, _ = ops_kept_whole(exported, (), ())
-        edge = to_edge(exported, compile_config=EdgeCompileConfig(_check_ir_validity=False, preserve_ops=kept))
-        ir = to_openvino_model(edge.exported_program())
+    def __init__(self, ir: ov.Model, config: Dict[str, object]) -> None:
         self.request = ov.Core().compile_model(ir, "CPU", config).create_infer_request()
 
     def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
@@ -165,10 +177,12 @@ def runtime_config(**specs) -> Dict[str, object]:
     return parse_compile_specs(openvino_compile_specs(**specs)).compile_config()
 
 
-def accuracy(engine: Callable, reference: Callable, steps: int = 64) -> Tuple[int, float]:
+def accuracy(engine: Callable, reference: Callable, context: int, steps: int = 64) -> Tuple[int, float]:
     """(greedy tokens that agree with the reference's, largest relative logit error) over
-    `steps` greedy steps after a 16-token prompt fed one token per call."""
+    `steps` greedy steps (fewer where the context is shorter) after a 16-token prompt
+    fed one token per call."""
     prompt = torch.randint(0, 32000, (16,), generator=torch.Generator().manual_seed(2)).tolist()
+    steps = min(steps, context - len(prompt))
     worst, agreed, token = 0.0, 0, None
     for position in range(len(prompt) + steps):
         feed = prompt[position] if position < len(prompt) else token
@@ -196,12 +210,19 @@ def main() -> None:
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--no-xnnpack", action="store_true")
     parser.add_argument("--extra-config", default="", help="KEY=VALUE,... for one more OpenVINO-alone row")
+    parser.add_argument(
+        "--folder",
+        type=Path,
+        help="where the programs and IRs go; files a run with the same folder wrote are kept, so that a "
+        "second run only times them (a new temporary folder without it)",
+    )
     options = parser.parse_args()
     setup_logging()
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - registers llama::custom_sdpa
     import executorch.kernels.quantized  # noqa: F401 - 8da4w's quantize ops outside XNNPACK, if any
 
-    folder = Path(tempfile.mkdtemp(prefix="llm_quantized_"))
+    folder = options.folder or Path(tempfile.mkdtemp(prefix="llm_quantized_"))
+    folder.mkdir(parents=True, exist_ok=True)
     env = environment()
     rows: List[List[object]] = []
     accuracy_rows: List[List[object]] = []
@@ -225,15 +246,13 @@ def main() -> None:
                 folder / f"ours_{stem}_dq0_{context}.pte",
             )
             references[f"ours {form}"] = references[f"ours {form}, f32 activations"] = Eager(compressed)
-            alone[f"OpenVINO alone {form}, our config"] = OpenvinoAlone(compressed, context, runtime_config())
-            alone[f"OpenVINO alone {form}, its defaults"] = OpenvinoAlone(
-                compressed, context, {"PERFORMANCE_HINT": "LATENCY"}
-            )
+            ir = converted_ir(compressed, folder / f"ir_{stem}_{context}.xml")
+            alone[f"OpenVINO alone {form}, our config"] = OpenvinoAlone(ir, runtime_config())
+            alone[f"OpenVINO alone {form}, its defaults"] = OpenvinoAlone(ir, {"PERFORMANCE_HINT": "LATENCY"})
             if options.extra_config:
                 extra = dict(item.split("=", 1) for item in options.extra_config.split(","))
-                alone[f"OpenVINO alone {form}, {options.extra_config}"] = OpenvinoAlone(
-                    compressed, context, {**runtime_config(), **extra}
-                )
+                name = f"OpenVINO alone {form}, {options.extra_config}"
+                alone[name] = OpenvinoAlone(ir, {**runtime_config(), **extra})
             if not options.no_prefill:
                 prefill_model = llama(options.shape, context, dynamic=True)
                 prefill_ptes[f"ours {form}"] = write_pte(
@@ -293,7 +312,7 @@ def main() -> None:
             )
         if not options.no_accuracy:
             for name, reference in references.items():
-                agreed, worst = accuracy(ExecutorchEngine(ptes[name]), reference)
+                agreed, worst = accuracy(ExecutorchEngine(ptes[name]), reference, context)
                 accuracy_rows.append([context, name, f"{agreed}/64", worst])
         print(f"context {context}: decode from position {start}")
     shape = SHAPES[options.shape]

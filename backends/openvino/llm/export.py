@@ -11,6 +11,10 @@ Command line, for the Llama of ExecuTorch's examples::
     python -m executorch_openvino.llm.export --params params.json \\
         [--checkpoint model.pth] --output llama.pte --precision bf16 \\
         [--weight-compression int4_sym --group-size 128] [--etrecord llama.etrecord]
+
+or for a Hugging Face model folder (huggingface.py)::
+
+    python -m executorch_openvino.llm.export --hf DIR --output model.pte
 """
 
 from __future__ import annotations
@@ -161,8 +165,14 @@ def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool, vocab_size:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--params", type=Path, required=True, help="params.json of a Llama checkpoint (dim, n_layers, n_heads, ...)"
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--params", type=Path, help="params.json of a Llama checkpoint (dim, n_layers, n_heads, ...)")
+    source.add_argument(
+        "--hf",
+        type=Path,
+        metavar="DIR",
+        help="a Hugging Face model folder (config.json, weights, generation_config.json); "
+        "needs the huggingface extra (docs/huggingface.md)",
     )
     parser.add_argument("--checkpoint", type=Path, help="its weights (.pth); random weights without it")
     parser.add_argument("--output", type=Path, required=True, help="the .pte to write")
@@ -196,13 +206,61 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument(
         "--etrecord", type=Path, help="also write an ETRecord there, for executorch.devtools.Inspector (profiling)"
     )
-    parser.add_argument("--bos-id", type=int, default=1)
-    parser.add_argument("--eos-id", type=int, action="append", help="repeat for several; default 2")
+    parser.add_argument("--bos-id", type=int, help="default 1, or with --hf the model's generation config's")
+    parser.add_argument(
+        "--eos-id", type=int, action="append", help="repeat for several; default 2, or with --hf the model's"
+    )
     options = parser.parse_args(argv)
     if options.one_token_model and options.static_shape:
         parser.error("--one-token-model is for dynamic-length exports; --static-shape has one token per call already")
+    if options.hf and (options.checkpoint or options.vocab_size is not None):
+        parser.error("--checkpoint and --vocab-size are for --params; a --hf folder holds its weights and sizes")
     logging.basicConfig(level=logging.INFO)
+    specs = openvino_compile_specs(
+        device=options.device,
+        inference_precision=options.precision,
+        dynamic_quantization_group_size=options.dynamic_quantization_group_size,
+        one_token_model=options.one_token_model or None,
+    )
+    compression = None
+    if options.weight_compression:
+        compression = {"mode": options.weight_compression}
+        if options.group_size is not None:
+            compression["group_size"] = options.group_size
+    if options.hf:
+        program = _export_huggingface(options, specs, compression)
+    else:
+        program = _export_params(options, specs, compression)
+    options.output.write_bytes(program.buffer)
+    logger.info("wrote %s (%.1f MB)", options.output, len(program.buffer) / 1e6)
+    if options.etrecord is not None:
+        program.get_etrecord().save(str(options.etrecord))
+        logger.info("wrote %s", options.etrecord)
 
+
+def _export_huggingface(
+    options: argparse.Namespace, specs: List[CompileSpec], compression: Optional[Dict[str, Any]]
+) -> ExecutorchProgramManager:
+    from .huggingface import export_huggingface_llm
+
+    try:
+        return export_huggingface_llm(
+            options.hf,
+            max_seq_len=options.max_seq_len,
+            dynamic_shape=not options.static_shape,
+            compile_specs=specs,
+            weight_compression=compression,
+            bos_id=options.bos_id,
+            eos_ids=options.eos_id,
+            generate_etrecord=options.etrecord is not None,
+        )
+    except (ImportError, FileNotFoundError) as error:
+        raise SystemExit(str(error)) from None
+
+
+def _export_params(
+    options: argparse.Namespace, specs: List[CompileSpec], compression: Optional[Dict[str, Any]]
+) -> ExecutorchProgramManager:
     from executorch.examples.models.llama.llama_transformer import construct_transformer
 
     args = _model_args(options.params, options.max_seq_len, not options.static_shape, options.vocab_size)
@@ -220,31 +278,15 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         ]
         if missing or unexpected:
             raise SystemExit(f"checkpoint does not fit params: missing {missing[:5]}, unexpected {unexpected[:5]}")
-    specs = openvino_compile_specs(
-        device=options.device,
-        inference_precision=options.precision,
-        dynamic_quantization_group_size=options.dynamic_quantization_group_size,
-        one_token_model=options.one_token_model or None,
-    )
-    compression = None
-    if options.weight_compression:
-        compression = {"mode": options.weight_compression}
-        if options.group_size is not None:
-            compression["group_size"] = options.group_size
-    program = export_llm(
+    return export_llm(
         model,
         args,
         compile_specs=specs,
-        bos_id=options.bos_id,
+        bos_id=1 if options.bos_id is None else options.bos_id,
         eos_ids=options.eos_id or [2],
         weight_compression=compression,
         generate_etrecord=options.etrecord is not None,
     )
-    options.output.write_bytes(program.buffer)
-    logger.info("wrote %s (%.1f MB)", options.output, len(program.buffer) / 1e6)
-    if options.etrecord is not None:
-        program.get_etrecord().save(str(options.etrecord))
-        logger.info("wrote %s", options.etrecord)
 
 
 if __name__ == "__main__":

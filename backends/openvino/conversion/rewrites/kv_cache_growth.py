@@ -164,6 +164,10 @@ def _match(assign: ov.Node) -> Optional[_CacheWrite]:
         return None
     attention = _attention_reading(back.output(0), exclude=assign)
     if attention is None:
+        logger.info(
+            "OpenVINO delegate: a KV cache is kept as written: it is read by ops other than attention "
+            "(ScaledDotProductAttention), such as attention computed by matrix products"
+        )
         return None
     if axis == 0 or shape[0].get_length() != 1:
         # The past is gathered along axis 0 with a one-element beam index: batch 1 only.
@@ -189,9 +193,11 @@ def _mask_hides_unfilled(mask: ov.Output, positions: _Positions, length: int) ->
     Cutting the mask to the filled length takes the unfilled positions out of attention,
     which agrees with eager PyTorch only where the model masked them anyway: the rows of
     a constant causal mask (-inf, or False, above the diagonal) chosen by the positions,
-    as ``mask[input_pos]`` or, in a dynamic-length export, ``mask[input_pos[0]:][:count]``.
+    as ``mask[input_pos]`` or, in a dynamic-length export, ``mask[input_pos[0]:][:count]``,
+    possibly with unit axes put in front. A table that also hides positions below the
+    diagonal (a sliding window) qualifies: only the positions above it must be hidden.
     """
-    rows = _skip_converts(mask.get_node())
+    rows = _behind_leading_axes(mask.get_node())
     if rows.get_type_name() not in ("Gather", "Slice"):
         return False
     table = _skip_converts(rows.input_value(0).get_node())
@@ -217,6 +223,26 @@ def _mask_hides_unfilled(mask: ov.Output, positions: _Positions, length: int) ->
     if values.dtype == np.bool_:
         return not values[above_diagonal].any()
     return bool(np.isneginf(values[above_diagonal]).all())
+
+
+def _behind_leading_axes(node: ov.Node) -> ov.Node:
+    """The node behind Converts and behind Unsqueezes that only add axes in front of
+    the mask's last two (rows, columns), as a [1, 1, S, L] mask for all batches and
+    heads is made from the [S, L] rows (transformers' models take a 4D mask). Such
+    axes repeat the same rows for every head and leave the columns, the cache
+    positions that _cut_mask cuts, as they were."""
+    while True:
+        kind = node.get_type_name()
+        if kind == "Convert":
+            node = node.input_value(0).get_node()
+            continue
+        if kind != "Unsqueeze" or node.get_output_partial_shape(0).rank.is_dynamic:
+            return node
+        rank = node.get_output_partial_shape(0).rank.get_length()
+        axes = _constant_values(node.input_value(1))
+        if axes is None or any(axis % rank >= rank - 2 for axis in axes):
+            return node
+        node = node.input_value(0).get_node()
 
 
 def _first_position_of(output: ov.Output) -> Optional[ov.Node]:

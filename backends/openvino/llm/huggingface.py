@@ -1,0 +1,352 @@
+"""Exports a Hugging Face decoder LLM (a downloaded model folder or a loaded
+``transformers`` model) to a .pte that ExecuTorch's LLM runner drives through OpenVINO.
+
+transformers' own ExecuTorch wrapper (``transformers.integrations.executorch``) keeps
+its static cache in buffers written by ``index_copy_`` at positions it counts in a
+further buffer (``cumulative_length``) and computes the attention mask by comparing
+index ranges. Lowered as it is (transformers 5.23.0), it runs whole in OpenVINO, but
+the cache stays whole-length: each decode step writes into and attends over all of it.
+
+So the model is wrapped here with a cache of our own (:class:`HuggingFaceDecoder`)
+that has the form of the examples' Llama, which ``kv_cache_growth.py`` rewrites into
+a cache that grows by concatenation inside the delegate:
+
+- keys and values are written at ``input_pos`` (one token per call) or at
+  ``arange(S) + input_pos[0]`` (a dynamic-length export);
+- each attention reads the rows chosen by the positions of a constant mask table:
+  causal, and for sliding-window layers also hiding the positions a window drops
+  (``transformers.masking_utils``' own mask functions fill the tables, so the
+  windows are the model's);
+- the positions of the rotary embedding are the same positions.
+
+The model itself runs unchanged: transformers' modeling code computes everything
+else, so the results are transformers' own.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import torch
+from executorch.exir import ExecutorchProgramManager
+from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+from .export import export_llm
+
+logger = logging.getLogger(__name__)
+
+#: The extra that installs transformers, named in the error raised without it.
+EXTRA = "huggingface"
+#: Attention layer types whose caches this wrapper keeps (transformers' names).
+FULL, SLIDING = "full_attention", "sliding_attention"
+
+
+def require_transformers() -> Any:
+    """Imports transformers, or raises an ImportError saying which extra installs it."""
+    try:
+        import transformers
+    except ImportError as error:
+        raise ImportError(
+            f"exporting a Hugging Face model needs transformers: pip install 'executorch-openvino[{EXTRA}]'"
+        ) from error
+    return transformers
+
+
+@dataclass
+class DecoderSettings:
+    """What :func:`export_llm` and the runner's metadata need to know of the decoder."""
+
+    max_seq_len: int
+    n_layers: int
+    vocab_size: int
+    enable_dynamic_shape: bool
+    use_kv_cache: bool = True
+
+    @property
+    def max_context_len(self) -> int:
+        return self.max_seq_len
+
+
+class _PositionsLayer:
+    """One layer's cache: keys and values of ``max_seq_len`` positions, written where
+    the decoder's positions say. Stands in for transformers' cache layers, whose
+    interface (``update``, ``get_mask_sizes``...) the modeling code calls.
+
+    The tensors are the decoder's buffers, looked up on each call: torch.export
+    swaps a module's buffers for its own tensors while it traces, and a tensor
+    held elsewhere would be traced as a constant, its writes lost."""
+
+    is_compileable = True
+    is_initialized = True
+    supports_early_init = False
+
+    def __init__(self, index: int, sliding: bool, decoder: "HuggingFaceDecoder"):
+        self._names = (f"key_cache_{index}", f"value_cache_{index}")
+        self.is_sliding = sliding
+        self._decoder = decoder
+
+    @property
+    def keys(self) -> torch.Tensor:
+        return getattr(self._decoder, self._names[0])
+
+    @property
+    def values(self) -> torch.Tensor:
+        return getattr(self._decoder, self._names[1])
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        keys, values = self.keys, self.values
+        self._decoder._write(keys, key_states)
+        self._decoder._write(values, value_states)
+        return keys, values
+
+    def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
+        pass
+
+    def get_mask_sizes(self, query_length: int) -> Tuple[int, int]:
+        return self.keys.shape[2], 0
+
+    def get_max_length(self) -> int:
+        return self.keys.shape[2]
+
+    def get_seq_length(self) -> int:
+        # The wrapper gives the model its positions and masks; a model that still asks
+        # how much the cache holds would compute from a number this cache cannot know
+        # at export, so it is refused rather than answered wrongly.
+        raise NotImplementedError(
+            "this model asks its cache how many positions it holds, which the OpenVINO export's cache does not "
+            "track; its family is not supported (see docs/huggingface.md)"
+        )
+
+    def reset(self) -> None:
+        self.keys.zero_()
+        self.values.zero_()
+
+
+class HuggingFaceDecoder(torch.nn.Module):
+    """A transformers causal LM called as ExecuTorch's LLM runner calls a decoder:
+    ``decoder(tokens [1, S], {"input_pos": positions})`` -> logits of the last token.
+
+    With ``dynamic_shape`` the tokens' length varies and ``input_pos`` holds the first
+    position; without it each call takes one token at ``input_pos[0]``.
+    The cache (``key_cache_<i>``, ``value_cache_<i>``) and the mask tables are buffers
+    of this module; the model is shared, not copied.
+    """
+
+    def __init__(self, model: torch.nn.Module, max_seq_len: int, dynamic_shape: bool = True) -> None:
+        super().__init__()
+        require_transformers()
+        from transformers import cache_utils, configuration_utils
+
+        config = model.config.get_text_config()
+        name = type(model).__name__
+        if config._attn_implementation not in ("sdpa", "eager"):
+            raise ValueError(
+                f"{name}: attention implementation {config._attn_implementation!r}; load the model with "
+                "attn_implementation='sdpa' (or 'eager')"
+            )
+        if getattr(config, "use_bidirectional_attention", False):
+            raise ValueError(f"{name}: bidirectional attention is not a causal decoder's")
+        self.model = model
+        self.max_seq_len = max_seq_len
+        self.dynamic_shape = dynamic_shape
+        self._positions: Optional[torch.Tensor] = None
+        layer_types, windows = _layer_types_and_windows(name, config)
+        kv_heads, head_dims = configuration_utils.get_head_shapes(config)
+        kv_heads = kv_heads if isinstance(kv_heads, list) else [kv_heads] * len(layer_types)
+        head_dims = head_dims if isinstance(head_dims, list) else [head_dims] * len(layer_types)
+        self._dtype = next(model.parameters()).dtype
+
+        layers = []
+        for index, (layer_type, heads, head_dim) in enumerate(zip(layer_types, kv_heads, head_dims)):
+            shape = (1, heads, max_seq_len, head_dim)
+            self.register_buffer(f"key_cache_{index}", torch.zeros(shape, dtype=self._dtype), persistent=False)
+            self.register_buffer(f"value_cache_{index}", torch.zeros(shape, dtype=self._dtype), persistent=False)
+            layers.append(_PositionsLayer(index, layer_type == SLIDING, self))
+        self.cache = cache_utils.Cache(layers=layers)
+        # One mask table per kind of layer, as transformers passes one mask per kind.
+        for kind, window in windows.items():
+            self.register_buffer(f"{kind}_mask", _mask_table(max_seq_len, window), persistent=False)
+        self._kinds = sorted(windows)
+        # sdpa takes a boolean mask; eager attention (Gemma 2's, for its logit
+        # soft-capping) adds the mask to the scores: 0 or the dtype's lowest value, as
+        # transformers' own eager masks.
+        self._additive_mask = config._attn_implementation == "eager"
+        self._keeps_last_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+
+    def _write(self, cache: torch.Tensor, values: torch.Tensor) -> None:
+        """Writes this call's keys or values at its positions, in the form kv_cache_growth.py grows."""
+        if self.dynamic_shape:
+            cache.index_copy_(2, self._positions, values)
+        else:
+            cache[:, :, self._positions] = values
+
+    def _mask(self, kind: str, input_pos: torch.Tensor, start: Optional[int], count: int) -> torch.Tensor:
+        """The mask rows of this call's positions, as transformers takes a mask: [1, 1, S, max_seq_len]."""
+        table = getattr(self, f"{kind}_mask")
+        rows = table.narrow(0, start, count) if start is not None else table[input_pos]
+        if self._additive_mask:
+            rows = torch.where(rows, 0.0, torch.finfo(self._dtype).min).to(self._dtype)
+        return rows[None, None]
+
+    def forward(self, tokens: torch.Tensor, options: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        input_pos = options["input_pos"]
+        count = tokens.shape[1]
+        start = None
+        if self.dynamic_shape:
+            start = input_pos[0].item()
+            torch._check(start >= 0)
+            torch._check(start < self.max_seq_len)
+            self._positions = torch.arange(count) + start
+        else:
+            self._positions = input_pos
+        masks = {kind: self._mask(kind, input_pos, start, count) for kind in self._kinds}
+        attention_mask = masks if len(masks) > 1 else next(iter(masks.values()))
+        extra = {"logits_to_keep": 1} if self._keeps_last_logits else {}
+        try:
+            output = self.model(
+                input_ids=tokens,
+                attention_mask=attention_mask,
+                position_ids=self._positions[None],
+                past_key_values=self.cache,
+                use_cache=True,
+                **extra,
+            )
+        finally:
+            self._positions = None
+        return output.logits[:, -1, :]
+
+
+def _layer_types_and_windows(name: str, config: Any) -> Tuple[List[str], Dict[str, Optional[int]]]:
+    """Each layer's type, and the sliding window of each type (None: full attention)."""
+    from transformers import cache_utils
+
+    layer_types, layer_kwargs = cache_utils.get_layer_types_and_kwargs(config)
+    unsupported = sorted(set(layer_types) - {FULL, SLIDING})
+    if unsupported:
+        raise ValueError(
+            f"{name}: layers of type {', '.join(unsupported)} are not supported; "
+            f"the OpenVINO export keeps caches for {FULL} and {SLIDING} layers"
+        )
+    windows: Dict[str, set] = {}
+    for kind, kwargs in zip(layer_types, layer_kwargs):
+        windows.setdefault(kind, set()).add(kwargs.get("sliding_window") if kind == SLIDING else None)
+    if len(windows.get(SLIDING, ())) > 1:
+        raise ValueError(f"{name}: sliding windows of several sizes {sorted(windows[SLIDING])}; one is supported")
+    return layer_types, {kind: next(iter(sizes)) for kind, sizes in windows.items()}
+
+
+def _mask_table(length: int, window: Optional[int]) -> torch.Tensor:
+    """[length, length] booleans, True where query position i attends to key position j:
+    transformers' causal mask function, and its sliding-window overlay for a window."""
+    from transformers import masking_utils
+
+    allowed = masking_utils.causal_mask_function
+    if window is not None:
+        allowed = masking_utils.and_masks(allowed, masking_utils.sliding_window_overlay(window))
+    positions = torch.arange(length)
+    return allowed(0, 0, positions[:, None], positions[None, :])
+
+
+def load_model(folder: Union[str, Path], dtype: torch.dtype = torch.float32) -> torch.nn.Module:
+    """Builds a causal LM with transformers from a local model folder, downloading nothing."""
+    require_transformers()
+    from transformers import AutoModelForCausalLM
+
+    folder = Path(folder)
+    if not (folder / "config.json").is_file():
+        raise FileNotFoundError(f"{folder}: no config.json; give the folder of a Hugging Face model")
+    return AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=dtype).eval()
+
+
+def configured_bos_id(model: torch.nn.Module) -> int:
+    """The bos id of the model's generation config, else of its config (0 with a warning if neither has one)."""
+    bos = _first_set(_token_id_sources(model), "bos_token_id")
+    if bos is None:
+        logger.warning("%s: no bos_token_id in its configs; recording 0", type(model).__name__)
+        return 0
+    return int(bos)
+
+
+def configured_eos_ids(model: torch.nn.Module) -> List[int]:
+    """The eos ids of the model's generation config, else of its config (none, with a warning)."""
+    eos = _first_set(_token_id_sources(model), "eos_token_id")
+    eos_ids = [] if eos is None else ([eos] if isinstance(eos, int) else list(eos))
+    if not eos_ids:
+        logger.warning("%s: no eos_token_id in its configs; generation stops at max_new_tokens", type(model).__name__)
+    return [int(token) for token in eos_ids]
+
+
+def _token_id_sources(model: torch.nn.Module) -> List[Any]:
+    return [getattr(model, "generation_config", None), model.config.get_text_config(), model.config]
+
+
+def _first_set(sources: Sequence[Any], name: str) -> Any:
+    for source in sources:
+        value = getattr(source, name, None) if source is not None else None
+        if value is not None:
+            return value
+    return None
+
+
+def export_huggingface_llm(
+    model: Union[str, Path, torch.nn.Module],
+    *,
+    max_seq_len: int = 256,
+    dynamic_shape: bool = True,
+    compile_specs: Optional[List[CompileSpec]] = None,
+    weight_compression: Optional[Mapping[str, Any]] = None,
+    dtype: torch.dtype = torch.float32,
+    bos_id: Optional[int] = None,
+    eos_ids: Optional[Sequence[int]] = None,
+    generate_etrecord: bool = False,
+) -> ExecutorchProgramManager:
+    """Exports a Hugging Face causal LM for ExecuTorch's LLM runner, lowered to OpenVINO.
+
+    Args:
+        model: a local model folder (``config.json``, weights, generation config) or a
+            loaded ``transformers`` causal LM (``AutoModelForCausalLM``).
+        max_seq_len: positions the KV cache holds (prompt plus generated tokens).
+        dynamic_shape: prompts in one call (True) or token by token.
+        compile_specs: from ``openvino_compile_specs(...)`` (device, precision, cache).
+        weight_compression: as :func:`export_llm`'s, such as
+            ``{"mode": "int4_sym", "group_size": 128}`` (the ``quantization`` extra).
+        dtype: the dtype a folder's weights are loaded in.
+        bos_id, eos_ids: recorded for the runner; by default the model's generation
+            config's (else its config's).
+        generate_etrecord: as :func:`export_llm`'s (docs/profiling.md).
+
+    Example::
+
+        program = export_huggingface_llm("SmolLM2-135M", max_seq_len=512)
+        Path("smollm2.pte").write_bytes(program.buffer)
+    """
+    if max_seq_len < 2:
+        raise ValueError(f"export_huggingface_llm: max_seq_len is {max_seq_len}; the cache needs 2 positions or more")
+    if not isinstance(model, torch.nn.Module):
+        model = load_model(model, dtype)
+    config = model.config.get_text_config()
+    trained = getattr(config, "max_position_embeddings", None)
+    if trained is not None and max_seq_len > trained:
+        logger.warning(
+            "%s: max_seq_len %d passes the %d positions it was made for", type(model).__name__, max_seq_len, trained
+        )
+    settings = DecoderSettings(
+        max_seq_len=max_seq_len,
+        n_layers=config.num_hidden_layers,
+        vocab_size=config.vocab_size,
+        enable_dynamic_shape=dynamic_shape,
+    )
+    decoder = HuggingFaceDecoder(model, max_seq_len, dynamic_shape)
+    return export_llm(
+        decoder,
+        settings,
+        compile_specs=compile_specs,
+        bos_id=configured_bos_id(model) if bos_id is None else bos_id,
+        eos_ids=configured_eos_ids(model) if eos_ids is None else list(eos_ids),
+        weight_compression=weight_compression,
+        generate_etrecord=generate_etrecord,
+    )

@@ -1,0 +1,298 @@
+"""Hugging Face decoders, from a model folder or a loaded transformers model, exported for
+ExecuTorch's LLM runner: TextLLMRunner generates what transformers' own greedy
+``generate`` does, the KV cache stays OpenVINO state and, where attention is one
+ScaledDotProductAttention, grows by concatenation. Each family is built small from its
+config with random weights; the tokenizer is trained here. Nothing is downloaded."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers reads it: nothing is downloaded
+
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Dict, List  # noqa: E402
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from executorch_openvino.llm.export import main as export_main  # noqa: E402
+from executorch_openvino.llm.huggingface import export_huggingface_llm  # noqa: E402
+from harness import LoweredProgram, assert_close  # noqa: E402
+
+transformers = pytest.importorskip("transformers", reason="the huggingface extra installs transformers")
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
+
+# Not the --params export's defaults (1 and 2): the folder's own ids must reach the program.
+PAD, BOS, EOS = 1, 2, 3
+CONTEXT = 48
+NEW_TOKENS = 20
+PROMPTS = ("the quick brown fox jumps over a lazy cat", "a lazy dog sleeps under 3 old trees")
+# Small enough to lower in seconds; a window of 6 is shorter than every prompt, so
+# sliding-window layers attend to fewer positions than full ones.
+COMMON = dict(
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=1,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    initializer_range=0.1,
+    bos_token_id=BOS,
+    eos_token_id=EOS,
+    pad_token_id=PAD,
+)
+WINDOW = 6
+SLIDING, FULL = "sliding_attention", "full_attention"
+FAMILIES: Dict[str, dict] = {
+    "llama": {},
+    "qwen2": {},
+    "qwen3": {},
+    "mistral": dict(sliding_window=WINDOW),
+    "phi3": {},
+    "gemma2": dict(num_hidden_layers=2, head_dim=8, sliding_window=WINDOW, layer_types=[SLIDING, FULL]),
+    "gemma3_text": dict(num_hidden_layers=2, head_dim=8, sliding_window=WINDOW, layer_types=[SLIDING, FULL]),
+    "smollm3": dict(num_hidden_layers=2, no_rope_layers=[1, 0]),  # its second layer without rotary embedding
+}
+
+
+@pytest.fixture(scope="module")
+def tokenizer_path(tmp_path_factory) -> Path:
+    """A byte-level BPE tokenizer trained here; its tokens are ASCII, so each decodes alone."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    corpus = [f"the quick brown fox jumps over the lazy dog {i} times" for i in range(100)]
+    tokenizer.train_from_iterator(
+        corpus, trainers.BpeTrainer(vocab_size=200, special_tokens=["<unk>", "<pad>", "<s>", "</s>"])
+    )
+    path = tmp_path_factory.mktemp("tokenizer") / "tokenizer.json"
+    tokenizer.save(str(path))
+    return path
+
+
+def small_model(family: str, vocab_size: int) -> torch.nn.Module:
+    config = transformers.AutoConfig.for_model(family, vocab_size=vocab_size, **{**COMMON, **FAMILIES[family]})
+    torch.manual_seed(0)
+    return transformers.AutoModelForCausalLM.from_config(config).eval()
+
+
+def model_folder(family: str, tokenizer_path: Path, folder: Path) -> Path:
+    """A folder as the hub gives it: config.json, model.safetensors, generation_config.json, tokenizer.json."""
+    model = small_model(family, Tokenizer.from_file(str(tokenizer_path)).get_vocab_size())
+    model.generation_config = transformers.GenerationConfig(bos_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD)
+    model.save_pretrained(folder)
+    (folder / "tokenizer.json").write_bytes(tokenizer_path.read_bytes())
+    return folder
+
+
+def transformers_greedy(folder: Path, prompt_ids: List[int]) -> List[int]:
+    """transformers' own greedy generation from the folder."""
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True).eval()
+    with torch.no_grad():
+        output = model.generate(
+            torch.tensor([prompt_ids]),
+            attention_mask=torch.ones(1, len(prompt_ids), dtype=torch.long),
+            max_new_tokens=NEW_TOKENS,
+            do_sample=False,
+        )
+    return output[0, len(prompt_ids) :].tolist()
+
+
+def runner_pieces(runner, prompt: str) -> List[str]:
+    from executorch.extension.llm.runner import GenerationConfig
+
+    pieces: List[str] = []
+    runner.generate(
+        prompt, GenerationConfig(max_new_tokens=NEW_TOKENS, temperature=0.0, echo=False), token_callback=pieces.append
+    )
+    return pieces
+
+
+def assert_runner_generates_like_transformers(pte: Path, folder: Path) -> None:
+    from executorch.extension.llm.runner import TextLLMRunner
+
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    runner = TextLLMRunner(str(pte), str(folder / "tokenizer.json"))
+    for prompt in PROMPTS:  # the second after reset(): the cache starts again at position 0
+        prompt_ids = tokenizer.encode(prompt).ids
+        assert len(prompt_ids) > WINDOW
+        # The runner passes on the eos token's text too, as its last piece.
+        want = [
+            tokenizer.decode([token], skip_special_tokens=False) for token in transformers_greedy(folder, prompt_ids)
+        ]
+        assert runner_pieces(runner, prompt) == want
+        runner.reset()
+
+
+def program_of(manager, tmp_path: Path, name: str) -> LoweredProgram:
+    path = tmp_path / f"{name}.pte"
+    path.write_bytes(manager.buffer)
+    return LoweredProgram(manager, path)
+
+
+@pytest.fixture(scope="module")
+def llama(tokenizer_path, tmp_path_factory):
+    """A Llama folder and the .pte the command makes of it: (folder, pte path)."""
+    folder = model_folder("llama", tokenizer_path, tmp_path_factory.mktemp("llama"))
+    pte = folder.parent / "llama.pte"
+    export_main(["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT)])
+    return folder, pte
+
+
+def test_command_exports_a_llama_folder_the_runner_generates_with(llama):
+    assert_runner_generates_like_transformers(llama[1], llama[0])
+
+
+def test_program_carries_the_folders_token_ids_and_sizes(llama):
+    from executorch.runtime import Runtime
+
+    program = Runtime.get().load_program(llama[1])
+    read = {
+        name: program.load_method(name).execute([])[0]
+        for name in ("get_max_seq_len", "get_vocab_size", "use_kv_cache", "enable_dynamic_shape", "get_bos_id")
+    }
+    vocab_size = transformers.AutoConfig.from_pretrained(llama[0]).vocab_size
+    assert read == {
+        "get_max_seq_len": CONTEXT,
+        "get_vocab_size": vocab_size,
+        "use_kv_cache": True,
+        "enable_dynamic_shape": True,
+        "get_bos_id": BOS,
+    }
+    assert list(program.load_method("get_eos_ids").execute([])) == [EOS]
+
+
+def test_attention_reads_a_cache_grown_in_openvino_state(llama):
+    """Each ScaledDotProductAttention reads keys and values concatenated onto a state
+    variable (ReadValue), through head repeats only: the cache grows inside the
+    delegate and attention runs over the filled positions."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+    from harness import model_in_blob
+
+    pte = deserialize_pte_binary(llama[1].read_bytes())
+    [blob] = pte.program.backend_delegate_data
+    [forward] = [plan for plan in pte.program.execution_plan if plan.name == "forward"]
+    assert [operator.name for operator in forward.operators] == []
+    model = model_in_blob(bytes(blob.data))
+    attentions = [op for op in model.get_ordered_ops() if op.get_type_name() == "ScaledDotProductAttention"]
+    assert len(attentions) == COMMON["num_hidden_layers"]
+    for attention in attentions:
+        for index in (1, 2):
+            node = attention.input_value(index).get_node()
+            while node.get_type_name() in ("Reshape", "Broadcast", "Unsqueeze", "Convert"):
+                node = node.input_value(0).get_node()
+            assert node.get_type_name() == "Concat"
+            past = node.input_value(0).get_node()
+            assert past.get_type_name() == "Gather" and past.input_value(0).get_node().get_type_name() == "ReadValue"
+
+
+def test_sliding_window_gemma3_folder_generates_like_transformers(tokenizer_path, tmp_path):
+    folder = model_folder("gemma3_text", tokenizer_path, tmp_path / "gemma3")
+    pte = tmp_path / "gemma3.pte"
+    pte.write_bytes(export_huggingface_llm(folder, max_seq_len=CONTEXT).buffer)
+    assert_runner_generates_like_transformers(pte, folder)
+
+
+def test_static_shape_qwen3_folder_generates_token_by_token_like_transformers(tokenizer_path, tmp_path):
+    folder = model_folder("qwen3", tokenizer_path, tmp_path / "qwen3")
+    pte = tmp_path / "qwen3.pte"
+    export_main(["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT), "--static-shape"])
+    assert_runner_generates_like_transformers(pte, folder)
+
+
+@pytest.mark.parametrize("family", ["qwen2", "mistral", "phi3", "gemma2", "smollm3"])
+def test_family_decodes_like_transformers(family, tmp_path):
+    """A prompt in one call, then one token per call, then a new sequence from position 0:
+    each call's logits are those of transformers' model over the whole sequence so far."""
+    model = small_model(family, vocab_size=160)
+    program = program_of(export_huggingface_llm(model, max_seq_len=CONTEXT), tmp_path, family)
+    assert program.cpu_ops() == []
+    assert program.delegate_input_counts() == [2], "the KV cache crossed the delegate boundary"
+    method = program.load_method()
+    for sequence, prompt_length in (([5, 17, 3, 99, 42, 7, 8, 150, 11, 12, 13], 7), ([9, 4, 60, 61], 3)):
+        calls = [(sequence[:prompt_length], 0)] + [
+            ([token], prompt_length + i) for i, token in enumerate(sequence[prompt_length:])
+        ]
+        for tokens, position in calls:
+            [logits] = method.execute([torch.tensor([tokens]), torch.tensor([position])])
+            with torch.no_grad():
+                expected = model(torch.tensor([sequence[: position + len(tokens)]])).logits[:, -1]
+            assert_close([logits.clone()], [expected], rtol=1e-4, atol=1e-4)
+
+
+def test_int4_weights_from_the_command_decode_like_the_compressed_model(llama, tmp_path):
+    """--weight-compression goes through export_llm's NNCF call: OpenVINO receives 4-bit
+    weights, the cache stays state, and decoding gives the compressed model's logits (with the
+    activations kept f32; OpenVINO's default int8 activations move them by about 1e-2)."""
+    nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
+    from executorch_openvino.llm.huggingface import HuggingFaceDecoder
+    from harness import LoweredProgram
+
+    folder = llama[0]
+    pte = tmp_path / "llama_int4.pte"
+    export_main(
+        ["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT)]
+        + ["--weight-compression", "int4_sym", "--group-size", "16", "--precision", "f32"]
+        + ["--dynamic-quantization-group-size", "0"]  # f32 activations: the compressed model's values
+    )
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True).eval()
+    example = (torch.tensor([[BOS]]), {"input_pos": torch.tensor([0])})
+    with torch.no_grad():
+        exported = torch.export.export(HuggingFaceDecoder(model, CONTEXT, dynamic_shape=False), example)
+    compressed = nncf.compress_weights(exported.module(), mode=nncf.CompressWeightsMode.INT4_SYM, group_size=16)
+
+    from executorch.exir._serialize._program import deserialize_pte_binary
+    from harness import model_in_blob
+
+    [blob] = deserialize_pte_binary(pte.read_bytes()).program.backend_delegate_data
+    assert "i4" in {op.get_output_element_type(0).get_type_name() for op in model_in_blob(bytes(blob.data)).get_ops()}
+    method = LoweredProgram(None, pte).load_method()
+    for position, token in enumerate([BOS, 17, 42, 99, 5, 150]):
+        [logits] = method.execute([torch.tensor([[token]]), torch.tensor([position])])
+        with torch.no_grad():
+            expected = compressed(torch.tensor([[token]]), {"input_pos": torch.tensor([position])})
+        assert_close([logits.clone()], [expected], rtol=1e-3, atol=1e-3)
+
+
+def test_hf_option_without_transformers_names_the_extra(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "transformers", None)  # as if it were not installed
+    with pytest.raises(SystemExit, match=r"pip install 'executorch-openvino\[huggingface\]'"):
+        export_main(["--hf", str(tmp_path), "--output", str(tmp_path / "model.pte")])
+
+
+def test_llm_package_imports_without_transformers(monkeypatch):
+    """transformers is imported only when a Hugging Face model is exported."""
+    import importlib
+
+    import executorch_openvino.llm as llm_package
+    import executorch_openvino.llm.huggingface as huggingface
+
+    monkeypatch.setitem(sys.modules, "transformers", None)
+    try:
+        importlib.reload(huggingface)
+        importlib.reload(llm_package)
+    finally:
+        monkeypatch.undo()
+        importlib.reload(huggingface)
+        importlib.reload(llm_package)
+
+
+def test_hf_with_a_checkpoint_option_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        export_main(["--hf", str(tmp_path), "--checkpoint", "model.pth", "--output", str(tmp_path / "model.pte")])
+    assert "--checkpoint and --vocab-size are for --params" in capsys.readouterr().err
+
+
+def test_a_folder_without_config_is_named(tmp_path):
+    with pytest.raises(SystemExit, match=f"{tmp_path}: no config.json"):
+        export_main(["--hf", str(tmp_path), "--output", str(tmp_path / "model.pte")])
+
+
+def test_layers_of_an_unsupported_type_are_named():
+    from executorch_openvino.llm.huggingface import HuggingFaceDecoder
+
+    model = small_model("llama", vocab_size=160)
+    model.config.layer_types = ["linear_attention"]
+    with pytest.raises(ValueError, match="layers of type linear_attention are not supported"):
+        HuggingFaceDecoder(model, CONTEXT)
