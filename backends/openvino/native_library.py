@@ -26,6 +26,8 @@ from .compile_specs import CACHE_DIR, INFERENCE_PRECISION, check_cache_dir, chec
 logger = logging.getLogger(__name__)
 
 LIBRARY_NAME = "libexecutorch_openvino_runtime.so"
+#: The load option that gives back memory the runtime did not allocate (kGiveBackMemoryKey in backend.h).
+GIVE_BACK_MEMORY = "give_back_memory"
 _ERROR_OK = 0
 
 
@@ -147,7 +149,10 @@ def _installed_openvino() -> Optional[str]:
 
 
 def set_load_options(
-    *, inference_precision: Optional[str] = None, cache_dir: Optional[Union[str, os.PathLike]] = None
+    *,
+    inference_precision: Optional[str] = None,
+    cache_dir: Optional[Union[str, os.PathLike]] = None,
+    give_back_memory: Optional[bool] = None,
 ) -> None:
     """Sets options for every OpenVINO delegate loaded from now on in this process.
 
@@ -157,6 +162,11 @@ def set_load_options(
     Args:
         inference_precision: "f32", "f16" or "bf16".
         cache_dir: a folder for OpenVINO's model cache, which makes later loads fast.
+        give_back_memory: True to give back, once a delegate is compiled, memory the
+            runtime did not allocate: the resident pages of a program mapped from its
+            file (unlocking them), those of OpenVINO's mappings of the model cache's
+            files, and glibc's free heap pages. These are process-wide changes, so
+            they are off by default (docs/runtime.md, "Memory after loading").
 
     Raises:
         ValueError: a value is not accepted (LoadOptionError when the runtime refuses it).
@@ -174,7 +184,9 @@ def set_load_options(
         check_precision(inference_precision)
     if cache_dir:
         cache_dir = check_cache_dir(cache_dir)
-    for key, value in ((INFERENCE_PRECISION, inference_precision), (CACHE_DIR, cache_dir)):
+    give_back = None if give_back_memory is None else str(int(bool(give_back_memory)))
+    values = ((INFERENCE_PRECISION, inference_precision), (CACHE_DIR, cache_dir), (GIVE_BACK_MEMORY, give_back))
+    for key, value in values:
         if value is None:
             continue
         status = load_runtime_library().etov_set_load_option(key.encode(), value.encode())

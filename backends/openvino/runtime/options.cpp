@@ -154,8 +154,16 @@ Error set_load_option(LoadOptions& overrides, const BackendOption& option) {
     overrides.inference_precision = *value;
   } else if (std::strcmp(option.key, kCacheDirKey) == 0) {
     overrides.cache_dir = *value;
+  } else if (std::strcmp(option.key, kGiveBackMemoryKey) == 0) {
+    if (!value->empty() && *value != "0" && *value != "1") {
+      ET_LOG(Error, "OpenVINO load option %s='%s' is not accepted; accepted: 1 or 0", kGiveBackMemoryKey,
+             value->c_str());
+      return Error::InvalidArgument;
+    }
+    overrides.give_back_memory = *value;
   } else {
-    ET_LOG(Error, "OpenVINO load option '%s' is unknown; accepted: %s, %s", option.key, kPrecisionKey, kCacheDirKey);
+    ET_LOG(Error, "OpenVINO load option '%s' is unknown; accepted: %s, %s, %s", option.key, kPrecisionKey, kCacheDirKey,
+           kGiveBackMemoryKey);
     return Error::InvalidArgument;
   }
   return Error::Ok;
@@ -172,6 +180,9 @@ Error apply_load_options(CompileSettings& options, const LoadOptions& process_op
   }
   if (!merged.cache_dir.empty()) {
     options.cache_dir = merged.cache_dir;
+  }
+  if (!merged.give_back_memory.empty()) {
+    options.give_back_memory = merged.give_back_memory == "1";
   }
   return Error::Ok;
 }

@@ -29,6 +29,12 @@ inline constexpr const char kBackendId[] = "ExecutorchOpenvinoBackend";
 /// Program::load_method (one load). They win over the program's compile specs.
 inline constexpr const char kPrecisionKey[] = "inference_precision";  // "f32", "f16" or "bf16"
 inline constexpr const char kCacheDirKey[] = "cache_dir";             // a folder for OpenVINO's model cache
+/// "1": once compiled, give back memory the runtime did not allocate (off, "0", by
+/// default; docs/runtime.md says what it saves): unlock and drop the resident pages
+/// of a program mapped from its file, drop those of OpenVINO's mappings of the model
+/// cache's files, and trim glibc's heap. These change process-wide state that the
+/// application owns, so they are its choice.
+inline constexpr const char kGiveBackMemoryKey[] = "give_back_memory";
 
 /// The name a delegate's positions input carries when its KV cache grows by
 /// concatenation (conversion/rewrites/kv_cache_growth.py), followed by ".max=<positions the cache holds>".
@@ -57,7 +63,7 @@ ETOV_API const char* etov_backend_id();
 /// The build number of the OpenVINO release the library runs with.
 ETOV_API const char* etov_openvino_version();
 
-/// Sets a process-wide load option (kPrecisionKey or kCacheDirKey) for every
+/// Sets a process-wide load option (kPrecisionKey, kCacheDirKey, kGiveBackMemoryKey) for every
 /// delegate loaded afterwards; an empty value clears it. Returns an
 /// executorch::runtime::Error code: 0 on success.
 ETOV_API int etov_set_load_option(const char* key, const char* value);
