@@ -19,7 +19,7 @@ import ctypes
 import logging
 import os
 import threading
-from typing import Optional, Union
+from typing import Dict, Optional, Sequence, Tuple, Union
 
 from .compile_specs import CACHE_DIR, INFERENCE_PRECISION, check_cache_dir, check_precision
 
@@ -107,6 +107,16 @@ def _load() -> ctypes.CDLL:
     library.etov_registration_status.restype = ctypes.c_int
     library.etov_set_load_option.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
     library.etov_set_load_option.restype = ctypes.c_int
+    library.etov_compile_config.argtypes = [
+        ctypes.POINTER(ctypes.c_char_p),
+        ctypes.POINTER(ctypes.c_char_p),
+        ctypes.c_size_t,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_size_t,
+    ]
+    library.etov_compile_config.restype = ctypes.c_int
     status = library.etov_registration_status()
     if status != _ERROR_OK:
         raise RuntimeLibraryUnavailable(
@@ -192,3 +202,43 @@ def set_load_options(
         status = load_runtime_library().etov_set_load_option(key.encode(), value.encode())
         if status != _ERROR_OK:
             raise LoadOptionError(f"the OpenVINO runtime refused {key}={value!r} (error {status})")
+
+
+def runtime_compile_config(
+    specs: Sequence[Tuple[str, str]], *, has_fake_quantize: bool, cpu_sums_exactly: Optional[bool] = None
+) -> Dict[str, str]:
+    """The configuration the runtime gives OpenVINO for a delegate lowered with `specs`
+    ((key, value text) pairs), from the runtime itself (etov_compile_config in backend.h):
+    flat, a nested map's entries under "KEY.NESTED_KEY" ("DEVICE_PROPERTIES.CPU.
+    INFERENCE_PRECISION_HINT"), every value as text.
+
+    Args:
+        specs: the compile specs, as stored in the program.
+        has_fake_quantize: whether the IR has FakeQuantize operations.
+        cpu_sums_exactly: whether the CPU's 8-bit dot products are exact; None asks this CPU.
+
+    Raises:
+        ValueError: the runtime refuses a spec.
+        RuntimeLibraryUnavailable: the runtime library cannot be loaded here.
+    """
+    library = load_runtime_library()
+    keys = (ctypes.c_char_p * len(specs))(*(key.encode() for key, _ in specs))
+    values = (ctypes.c_char_p * len(specs))(*(value.encode() for _, value in specs))
+    out = ctypes.create_string_buffer(1 << 16)
+    exact = -1 if cpu_sums_exactly is None else int(cpu_sums_exactly)
+    status = library.etov_compile_config(keys, values, len(specs), int(has_fake_quantize), exact, out, len(out))
+    if status != _ERROR_OK:
+        raise ValueError(f"the OpenVINO runtime refused the compile specs {dict(specs)} (error {status})")
+    return dict(line.split("=", 1) for line in out.value.decode().splitlines())
+
+
+def nested(flat: Dict[str, str]) -> Dict[str, object]:
+    """runtime_compile_config's flat keys as the nested maps openvino.Core.compile_model takes."""
+    config: Dict[str, object] = {}
+    for key, value in flat.items():
+        *outer, last = key.split(".")
+        level = config
+        for name in outer:
+            level = level.setdefault(name, {})
+        level[last] = value
+    return config

@@ -32,7 +32,8 @@ def test_library_registers_under_the_python_backend_id():
 
 def test_header_declares_every_function_python_calls():
     text = HEADER.read_text()
-    for function in ("etov_registration_status", "etov_backend_id", "etov_openvino_version", "etov_set_load_option"):
+    functions = ("etov_registration_status", "etov_backend_id", "etov_openvino_version", "etov_set_load_option")
+    for function in (*functions, "etov_compile_config"):
         assert re.search(rf"ETOV_API [\w\s\*]+\b{function}\(", text), function
 
 

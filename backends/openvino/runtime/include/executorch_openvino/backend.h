@@ -16,6 +16,8 @@
  */
 #pragma once
 
+#include <stddef.h>
+
 #define ETOV_API __attribute__((visibility("default")))
 
 namespace executorch_openvino {
@@ -72,5 +74,16 @@ ETOV_API const char* etov_openvino_version();
 /// delegate loaded afterwards; an empty value clears it. Returns an
 /// executorch::runtime::Error code: 0 on success.
 ETOV_API int etov_set_load_option(const char* key, const char* value);
+
+/// The configuration the runtime gives ov::Core::compile_model for a delegate
+/// lowered with the compile specs keys[i] = values[i], written into `out` as
+/// "KEY=VALUE" lines (a nested map's entries as "KEY.NESTED_KEY=VALUE"), sorted.
+/// has_fake_quantize: whether the IR has FakeQuantize operations (the blob's model
+/// facts); cpu_sums_exactly: 1 or 0 to say whether the CPU's 8-bit dot products are
+/// exact, -1 to ask this CPU. Returns an executorch::runtime::Error code: 0 on
+/// success, InvalidArgument for a bad spec or an `out` too small. Lowering's checking
+/// compile uses it (the Python package).
+ETOV_API int etov_compile_config(const char* const* keys, const char* const* values, size_t count,
+                                 int has_fake_quantize, int cpu_sums_exactly, char* out, size_t out_size);
 
 }  // extern "C"
