@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 from executorch_openvino import native_library, openvino_compile_specs
-from executorch_openvino.compile_specs import cpu_settings_place, parse_compile_specs
+from executorch_openvino.compile_specs import KNOWN_KEYS, cpu_settings_place, parse_compile_specs
 
 # Where the CPU plugin's settings go: at the top, under DEVICE_PROPERTIES, nowhere.
 DEVICES = ("CPU", "BATCH:CPU", "AUTO", "AUTO:GPU,CPU", "MULTI:CPU", "HETERO:GPU,CPU", "GPU", "GPU.1", "AUTO:GPU", "NPU")
@@ -66,6 +66,31 @@ def test_the_python_copy_of_the_configuration_is_the_runtimes(has_fake_quantize)
         if python != runtime:
             differences.append(f"{specs}: Python {python} != runtime {runtime}")
     assert not differences, "\n".join(differences[:10])
+
+
+def test_every_python_key_is_compared():
+    assert {"device", *VALUES} == set(KNOWN_KEYS)
+
+
+# Values the runtime refuses, by key; Python refuses them when it builds the specs.
+BAD_VALUES = {
+    "inference_precision": ("fp32", "F16", ""),
+    "performance_hint": ("latency", ""),
+    "num_streams": ("0", "-1", "auto", "1234567890"),
+    "inference_num_threads": ("-1", "four", "1234567890"),
+    "dynamic_quantization_group_size": ("-1", "1.5"),
+    "one_token_model": ("yes", "2"),
+    "kv_cache_precision": ("i8", "F32"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(BAD_VALUES))
+def test_python_and_the_runtime_refuse_the_same_values(key):
+    for value in BAD_VALUES[key]:
+        with pytest.raises(ValueError):
+            openvino_compile_specs(**{key: value})
+        with pytest.raises(ValueError, match="refused"):
+            native_library.runtime_compile_config([(key, value)], has_fake_quantize=False)
 
 
 def test_the_runtime_refuses_a_spec_it_does_not_know():
