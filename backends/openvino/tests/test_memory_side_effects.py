@@ -108,20 +108,30 @@ class Mlp(torch.nn.Module):
         return self.down(torch.relu(self.up(x)))
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="builds an LD_PRELOAD shim with a C compiler")
-@pytest.mark.parametrize("give_back_memory", [False, True], ids=["by_default", "giving_back_memory"])
-def test_calls_of_new_input_sizes_read_nothing_under_proc(tmp_path, give_back_memory):
-    shim = tmp_path / "proc_opens.so"
-    source = tmp_path / "proc_opens.c"
+@pytest.fixture(scope="module")
+def shim_and_dynamic_program(tmp_path_factory):
+    """The shim, built once, and a program of dynamic length lowered once with a model
+    cache (the case that read /proc at calls), for both cases below."""
+    if shutil.which("cc") is None:
+        pytest.skip("builds an LD_PRELOAD shim with a C compiler")
+    folder = tmp_path_factory.mktemp("proc_opens")
+    source = folder / "proc_opens.c"
     source.write_text(_PROC_OPENS_SHIM)
+    shim = folder / "proc_opens.so"
     subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", shim, source, "-ldl"], check=True)
     sequence = torch.export.Dim("sequence", min=1, max=64)
-    specs = openvino_compile_specs(cache_dir=str(tmp_path / "cache"))
+    specs = openvino_compile_specs(cache_dir=str(folder / "cache"))
     lowered = lower(
-        Mlp().eval(), (torch.randn(1, 3, 512),), tmp_path, compile_specs=specs, dynamic_shapes=({1: sequence},)
+        Mlp().eval(), (torch.randn(1, 3, 512),), folder, compile_specs=specs, dynamic_shapes=({1: sequence},)
     )
+    return shim, lowered.path
+
+
+@pytest.mark.parametrize("give_back_memory", [False, True], ids=["by_default", "giving_back_memory"])
+def test_calls_of_new_input_sizes_read_nothing_under_proc(shim_and_dynamic_program, give_back_memory):
+    shim, program = shim_and_dynamic_program
     done = subprocess.run(
-        [sys.executable, "-c", _CALLS_OF_NEW_SIZES, str(shim), str(lowered.path), str(int(give_back_memory))],
+        [sys.executable, "-c", _CALLS_OF_NEW_SIZES, str(shim), str(program), str(int(give_back_memory))],
         capture_output=True,
         text=True,
         timeout=300,
