@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple, Union
 
-from executorch.exir.backend.compile_spec_schema import CompileSpec
+if TYPE_CHECKING:
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
 
 DEVICE = "device"
 INFERENCE_PRECISION = "inference_precision"
@@ -80,7 +81,7 @@ class OpenvinoOptions:
             return self.inference_precision
         return "f32" if cpu_settings_place(self.device) is not None else None
 
-    def cpu_settings(self) -> dict:
+    def cpu_settings(self, float_kernels_for_quantized_layers: bool = False) -> dict:
         """What the CPU plugin needs to compute what eager PyTorch computes (see
         cpu_settings in runtime/options.cpp, which the runtime uses)."""
         precision = self.inference_precision or "f32"
@@ -88,10 +89,24 @@ class OpenvinoOptions:
         # KV cache in u8, which moves results away from eager. Layers with compressed
         # weights keep its dynamic quantization: a user who compressed weights chose
         # approximate numbers (dynamic_quantization_group_size=0 turns it off).
-        return {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": self.kv_cache_precision or precision}
+        settings = {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": self.kv_cache_precision or precision}
+        if float_kernels_for_quantized_layers:
+            settings["LP_TRANSFORMS_MODE"] = False  # runtime/quantized_layers.h
+        return settings
 
-    def compile_config(self) -> dict:
-        """The configuration for ``openvino.Core.compile_model``, as the runtime builds it."""
+    def compile_config(self, float_kernels_for_quantized_layers: bool = False) -> dict:
+        """The configuration for ``openvino.Core.compile_model``, as the runtime builds it.
+
+        The runtime's own (``native_library.runtime_compile_config``) is the definition;
+        this copy serves hosts without the runtime library, and
+        tests/test_compile_config_agreement.py checks that the two agree field by field.
+
+        Args:
+            float_kernels_for_quantized_layers: what the runtime decides at load for an IR
+                with FakeQuantize operations on a CPU whose 8-bit kernels saturate
+                (runtime/quantized_layers.h): the CPU plugin's low-precision
+                transformations off.
+        """
         config = {"PERFORMANCE_HINT": self.performance_hint}
         if self.inference_precision is not None:
             config["INFERENCE_PRECISION_HINT"] = self.inference_precision
@@ -99,9 +114,9 @@ class OpenvinoOptions:
             config["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = self.dynamic_quantization_group_size
         place = cpu_settings_place(self.device)
         if place == CPU_SETTINGS_AT_TOP:
-            config.update(self.cpu_settings())
+            config.update(self.cpu_settings(float_kernels_for_quantized_layers))
         elif place == CPU_SETTINGS_AS_DEVICE_PROPERTIES:
-            config["DEVICE_PROPERTIES"] = {"CPU": self.cpu_settings()}
+            config["DEVICE_PROPERTIES"] = {"CPU": self.cpu_settings(float_kernels_for_quantized_layers)}
         elif self.kv_cache_precision is not None:
             config["KV_CACHE_PRECISION"] = self.kv_cache_precision
         if self.cache_dir:
@@ -293,6 +308,8 @@ def openvino_compile_specs(
     ``kv_cache_precision`` sets the precision of a KV cache OpenVINO fuses with attention
     (the inference precision by default); ``"u8"`` is the CPU plugin's own default.
     """
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+
     specs = [CompileSpec(DEVICE, check_device(device).encode())]
     if inference_precision is not None:
         specs.append(CompileSpec(INFERENCE_PRECISION, check_precision(inference_precision).encode()))
@@ -357,6 +374,8 @@ def parse_compile_specs(specs: Optional[Iterable[CompileSpec]]) -> OpenvinoOptio
 
 def with_defaults(specs: Optional[Sequence[CompileSpec]]) -> List[CompileSpec]:
     """The specs as given, with the device spelled out when it was left to the default."""
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+
     specs = list(specs or ())
     if not any(spec.key == DEVICE for spec in specs):
         specs.insert(0, CompileSpec(DEVICE, b"CPU"))

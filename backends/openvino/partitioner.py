@@ -23,6 +23,7 @@ from .partition.kept_whole import SDPA, ops_kept_whole
 from .partition.missing_kernels import warn_about_ops_without_kernels
 from .partition.op_support import OpenvinoOperatorSupport, assert_nodes
 from .partition.shared_buffers import BuffersAcrossMethods
+from .partition.sort_family import twin_claimed_nodes, warn_about_nodes_left_on_cpu, warn_about_twins_left_on_cpu
 from .partition.symbolic_remainder import remainders_through_floor_division
 from .partition.symint_boundary import symbolic_values_crossing
 from .partition.trial_conversion import unconvertible_nodes
@@ -68,17 +69,22 @@ class OpenvinoPartitioner(Partitioner):
     def ops_to_not_decompose(
         self, ep: ExportedProgram
     ) -> Tuple[List[torch._ops.OpOverload], Optional[Callable[[torch.fx.Node], bool]]]:
-        """Attention and NNCF's 4-bit weight unpacking stay whole for OpenVINO (see partition/kept_whole.py)."""
+        """Attention, NNCF's 4-bit weight unpacking and the sort family's ops outside core ATen
+        stay whole for OpenVINO (see partition/kept_whole.py)."""
         return ops_kept_whole(ep, self.op_types_to_skip, self.op_names_to_skip)
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
         """Records the method's buffers (partition/shared_buffers.py), decomposes torchao's quantization
         ops (quantization/torchao_ops.py) and the ops no ExecuTorch CPU kernel runs (decompositions/),
-        computes remainders of symbolic ints as Python does (partition/symbolic_remainder.py) and makes
-        views of attention results hold under the kept op's layout (partition/attention_layout.py)."""
+        computes remainders of symbolic ints as Python does (partition/symbolic_remainder.py), names the
+        sort family's nodes left on the CPU, which ExecuTorch's portable kernels lack, and gives those of
+        several results that OpenVINO takes their twin op (partition/sort_family.py) and makes views of
+        attention results hold under the kept op's layout (partition/attention_layout.py)."""
         self._methods.record(exported_program)
         exported_program = decompose_torchao_ops(exported_program)
         exported_program = decompose_ops_without_kernels(exported_program, self.op_types_to_skip)
+        warn_about_nodes_left_on_cpu(exported_program, self.op_types_to_skip, self.op_names_to_skip)
+        exported_program = twin_claimed_nodes(exported_program, self.op_types_to_skip, self.op_names_to_skip)
         exported_program = remainders_through_floor_division(exported_program)
         if matches_op_type(str(SDPA), self.op_types_to_skip):
             return exported_program
@@ -116,6 +122,7 @@ class OpenvinoPartitioner(Partitioner):
             for node in partition.nodes:
                 node.meta["delegation_tag"] = tag
             tags[tag] = self.delegation_spec
+        warn_about_twins_left_on_cpu(exported_program.graph)
         shared = self._methods.shared()
         tag_constant_data(exported_program)
         _untag_constants_read_outside(exported_program, shared)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Dict, List, Optional, Tuple, final
+from typing import Dict, List, Optional, Sequence, Tuple, final
 
 from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
 from executorch.exir.backend.compile_spec_schema import CompileSpec
@@ -12,10 +12,18 @@ from torch.export import ExportedProgram
 
 import openvino as ov
 
-from .compile_specs import OpenvinoOptions, available_devices, cpu_settings_place, device_type, parse_compile_specs
+from .compile_specs import (
+    CACHE_DIR,
+    OpenvinoOptions,
+    available_devices,
+    cpu_settings_place,
+    device_type,
+    parse_compile_specs,
+)
 from .conversion import to_openvino_model
+from .native_library import RuntimeLibraryUnavailable, nested, runtime_compile_config
 from .profiling import layer_debug_handle_map
-from .serialization.blob import write_blob
+from .serialization.blob import FACT_FAKE_QUANTIZE, model_facts, write_blob
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +47,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
             debug_handles=handles_by_node,
         )
         warn_if_float64(model)
-        compiled = check_compiles(model, options)
+        compiled = check_compiles(model, options, compile_specs)
         # Read before the blob is written: the compiled model holds repacked weights.
         debug_handle_map = layer_debug_handle_map(model, handles_by_node, compiled)
         del compiled
@@ -67,7 +75,9 @@ def warn_if_float64(model: ov.Model) -> None:
         )
 
 
-def check_compiles(model: ov.Model, options: OpenvinoOptions) -> Optional[ov.CompiledModel]:
+def check_compiles(
+    model: ov.Model, options: OpenvinoOptions, specs: Sequence[CompileSpec] = ()
+) -> Optional[ov.CompiledModel]:
     """Compiles the model once, so that a model OpenVINO cannot compile fails at lowering.
 
     A device this machine does not have (lowering for a GPU on a build host) is
@@ -93,9 +103,23 @@ def check_compiles(model: ov.Model, options: OpenvinoOptions) -> Optional[ov.Com
             available / 2**30,
         )
         return None
-    config = options.compile_config()
-    config.pop("CACHE_DIR", None)
-    return ov.Core().compile_model(model, options.device, config)
+    return ov.Core().compile_model(model, options.device, checking_config(model, options, specs))
+
+
+def checking_config(model: ov.Model, options: OpenvinoOptions, specs: Sequence[CompileSpec]) -> dict:
+    """The configuration the runtime would compile `model` with on this machine, without
+    the model cache: the runtime's own (etov_compile_config, where each spec's meaning
+    is defined), else, where the runtime library cannot be loaded, Python's copy,
+    which keeps the CPU plugin's 8-bit kernels for quantized layers (the runtime may
+    turn them off at load on a CPU without VNNI or AMX)."""
+    text = [(spec.key, bytes(spec.value).decode("utf-8")) for spec in specs if spec.key != CACHE_DIR]
+    try:
+        facts = model_facts(model)
+        return nested(runtime_compile_config(text, has_fake_quantize=bool(facts & FACT_FAKE_QUANTIZE)))
+    except RuntimeLibraryUnavailable:
+        config = options.compile_config()
+        config.pop("CACHE_DIR", None)
+        return config
 
 
 def compile_memory_estimate(model: ov.Model) -> int:

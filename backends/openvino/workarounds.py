@@ -65,7 +65,11 @@ _ENTRIES = (
         "CPU plugin",
         "divides floats through a reciprocal, up to 1 ulp from the correctly rounded quotient: 84 / 7 gives "
         "12.000001, so a floor or truncation of an exact quotient comes out one off",
-        ("passes.exact_float_rounded_division.exact_float_rounded_division",),
+        (
+            "passes.exact_float_rounded_division.exact_float_rounded_division",
+            "conversion.translators.histc.translate_histc",
+            "partition.sort_family._histc_refusal",
+        ),
     ),
     Workaround(
         "float_truncation_through_int32",
@@ -117,6 +121,7 @@ _ENTRIES = (
         (
             "passes.single_output_embedding_bag.single_output_embedding_bag",
             "partition.argument_rules._embedding_bag_refusal",
+            "conversion.translated_nodes.MultiResultDecoder",
         ),
     ),
     Workaround(
@@ -124,7 +129,7 @@ _ENTRIES = (
         "FX decoder",
         "hands a ConversionExtension from Python only a node's positional arguments: "
         "scatter_reduce(x, 0, i, s, 'sum', include_self=False) has 5 inputs, so include_self reads as its default",
-        ("passes.positional_translator_arguments.positional_translator_arguments",),
+        ("conversion.translated_nodes.positional_arguments",),
     ),
     Workaround(
         "var_default_correction",
@@ -341,6 +346,18 @@ _ENTRIES = (
         "computes int64 and float64 in 32 bits: an int64 constant of 2**40 comes back as 2**31 - 1",
         ("partition.copy_placement.EXACT_CONSTANT_COPY_DTYPES",),
         upstream_issue=_ISSUES + "35891",
+    ),
+    Workaround(
+        "topk_nan_anywhere",
+        "CPU plugin",
+        "orders NaN in TopK as it meets it, neither largest nor smallest: the top 2 of [1, nan, 3, 2] "
+        "come back [1, nan], where PyTorch's topk and sort count NaN the largest ([nan, 3])",
+        (
+            "conversion.translators.sort.translate_sort",
+            "conversion.translators.sort.translate_sort_stable",
+            "conversion.translators.sort.translate_argsort_stable",
+            "conversion.translators.sort.translate_topk",
+        ),
     ),
 )
 

@@ -3,8 +3,9 @@
 The graph is a copy of the partition with its weights as attributes, ExecuTorch's
 dim-order ops turned back into aten ops, asserts dropped and our graph passes run
 (passes/); the frontend converts it with our own translations of some ops added
-(translators/). The partitioner's trial conversion (partition/trial_conversion.py)
-calls the same functions, so that what it accepts is what preprocess converts.
+(translators/), whose nodes it is shown as translated_nodes.py says. The partitioner's
+trial conversion (partition/trial_conversion.py) calls the same functions, so that
+what it accepts is what preprocess converts.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ from torch.utils._sympy.value_ranges import ValueRanges
 
 import openvino as ov
 from openvino.frontend import FrontEndManager
-from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 
 from ..edge_graph.copies import copy_source
 from ..edge_graph.dtypes import OPENVINO_TYPES
 from ..edge_graph.nodes import DIM_ORDER_OPS, op_name
 from ..edge_graph.program_inputs import constant_inputs
 from ..passes import run_passes
+from .translated_nodes import MultiResultDecoder, positional_arguments
 from .translators import conversion_extensions
 
 
@@ -57,13 +58,14 @@ def to_graph_module(edge_program: ExportedProgram) -> torch.fx.GraphModule:
 
 
 def prepare_graph_module(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """Turns ExecuTorch's dim-order ops back into aten ops, drops asserts and runs our passes."""
+    """Turns ExecuTorch's dim-order ops back into aten ops, drops asserts, runs our passes and
+    writes the arguments of the ops we translate by position (translated_nodes.py)."""
     # The revert pass retraces the whole graph: most of a small partition's conversion time.
     if any(op_name(node) in DIM_ORDER_OPS for node in graph_module.graph.nodes if node.op == "call_function"):
         graph_module = DimOrderOpsRevertPass()(graph_module).graph_module
     # ExecuTorch drops asserts before it runs a program; OpenVINO converts none of them.
     graph_module = RemoveGraphAssertsPass()(graph_module).graph_module
-    return run_passes(graph_module)
+    return positional_arguments(run_passes(graph_module))
 
 
 def convert_with_frontend(
@@ -77,7 +79,7 @@ def convert_with_frontend(
     for extension in conversion_extensions():
         frontend.add_extension(extension)
     # The decoder must outlive the conversion: the frontend calls back into it.
-    decoder = TorchFXPythonDecoder(graph_module, input_types=input_types, input_shapes=input_shapes)
+    decoder = MultiResultDecoder(graph_module, input_types=input_types, input_shapes=input_shapes)
     return frontend.convert(frontend.load(decoder))
 
 

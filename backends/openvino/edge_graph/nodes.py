@@ -8,6 +8,8 @@ from typing import Collection, Optional
 import torch
 from torch._ops import OpOverload
 
+from .twin_ops import aten_name
+
 #: The edge ops that cast a tensor to another dtype (or copy it to another dim order).
 DTYPE_CASTS = frozenset({"aten._to_copy.default", "dim_order_ops._to_dim_order_copy.default"})
 #: ExecuTorch's dim-order copies: the conversion turns them back into aten ops that
@@ -19,7 +21,8 @@ def op_name(node: torch.fx.Node) -> str:
     """The op a node calls, as OpenVINO's support table names it.
 
     Edge ops and raw ATen ops as "aten.add.Tensor" or "aten.sym_size.int", Python's
-    operators on symbolic sizes as "_operator.mul", ``operator.getitem`` as "getitem".
+    operators on symbolic sizes as "_operator.mul", ``operator.getitem`` as "getitem",
+    and the twin of an ATen op (twin_ops.py) as that op.
     """
     target = node.target
     if isinstance(target, str):
@@ -27,8 +30,8 @@ def op_name(node: torch.fx.Node) -> str:
     if target is operator.getitem:
         return "getitem"
     if isinstance(target, OpOverload):
-        return str(target)  # its __name__ drops the namespace: "sym_size.int"
-    name = getattr(target, "__name__", None) or str(target)
+        return aten_name(str(target))  # its __name__ drops the namespace: "sym_size.int"
+    name = aten_name(getattr(target, "__name__", None) or str(target))
     if getattr(target, "__module__", None) == "_operator":
         return f"_operator.{name}"
     return name

@@ -10,7 +10,7 @@ Command line, for the Llama of ExecuTorch's examples::
 
     python -m executorch_openvino.llm.export --params params.json \\
         [--checkpoint model.pth] --output llama.pte --precision bf16 \\
-        [--weight-compression int4_sym --group-size 128] [--etrecord llama.etrecord]
+        [--weight-compression int4] [--etrecord llama.etrecord]
 
 or for a Hugging Face model folder (huggingface.py)::
 
@@ -23,7 +23,7 @@ import argparse
 import json
 import logging
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import torch
 from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
@@ -33,6 +33,17 @@ from ..compile_specs import openvino_compile_specs
 from ..partitioner import OpenvinoPartitioner
 
 logger = logging.getLogger(__name__)
+
+#: Named weight-compression forms (``weight_compression="int4"``, ``--weight-compression
+#: int4``): the arguments of ``nncf.compress_weights`` each stands for. ``int4`` is the
+#: form the CPU plugin decodes fastest among those measured (benchmarks/llm_quantized.py;
+#: docs/llm.md#quantized-llms): 4-bit symmetric weights in groups of 128, the embedding
+#: and the output projection included (NNCF's default keeps those two 8-bit, and the
+#: output projection is read whole every token), as XNNPACK's 8da4w recipe does.
+WEIGHT_COMPRESSION_FORMS: Dict[str, Dict[str, Any]] = {
+    "int4": {"mode": "int4_sym", "group_size": 128, "ratio": 1.0, "all_layers": True},
+    "int8": {"mode": "int8_asym"},
+}
 
 
 def runner_metadata(args: Any, bos_id: int, eos_ids: Sequence[int]) -> Dict[str, Any]:
@@ -58,7 +69,7 @@ def export_llm(
     compile_specs: Optional[List[CompileSpec]] = None,
     bos_id: int = 1,
     eos_ids: Sequence[int] = (2,),
-    weight_compression: Optional[Mapping[str, Any]] = None,
+    weight_compression: Union[str, Mapping[str, Any], None] = None,
     generate_etrecord: bool = False,
 ) -> ExecutorchProgramManager:
     """Exports and lowers a KV-cache decoder called as ``model(tokens, {"input_pos": pos})``.
@@ -72,10 +83,11 @@ def export_llm(
             without it, one token per call.
         compile_specs: from ``openvino_compile_specs(...)`` (device, precision, cache).
         bos_id, eos_ids: the tokenizer's ids, recorded for the runner.
-        weight_compression: arguments of ``nncf.compress_weights`` (needs the
-            ``quantization`` extra), such as ``{"mode": "int4_sym", "group_size": 128}``;
-            the mode is a ``nncf.CompressWeightsMode`` or its value. OpenVINO then
-            receives 4-bit or 8-bit weights (quantization/compressed_weights.py).
+        weight_compression: ``"int4"`` or ``"int8"`` (:data:`WEIGHT_COMPRESSION_FORMS`),
+            or arguments of ``nncf.compress_weights`` such as ``{"mode": "int4_sym",
+            "group_size": 64}`` (the mode a ``nncf.CompressWeightsMode`` or its value).
+            Needs the ``quantization`` extra. OpenVINO then receives 4-bit or 8-bit
+            weights (quantization/compressed_weights.py).
         generate_etrecord: also record an ETRecord (``program.get_etrecord()``), which
             ``executorch.devtools.Inspector`` reads with an ETDump to relate OpenVINO's
             layers to the model's operators (docs/profiling.md).
@@ -92,6 +104,7 @@ def export_llm(
             "export_llm: the model must be built with use_kv_cache=True; "
             "ExecuTorch's LLM runner feeds one token per call after the prompt"
         )
+    compression = compression_settings(weight_compression) if weight_compression else None
     tokens = torch.tensor([[bos_id, bos_id]], dtype=torch.long)
     positions = torch.tensor([0], dtype=torch.long)
     dynamic_shapes = None
@@ -103,10 +116,8 @@ def export_llm(
     with torch.no_grad():
         example = (tokens, {"input_pos": positions})
         exported = _export_in_eval_mode(model, example, dynamic_shapes)
-        if weight_compression:
-            exported = torch.export.export(
-                _compressed(exported, weight_compression), example, dynamic_shapes=dynamic_shapes
-            )
+        if compression:
+            exported = torch.export.export(_compressed(exported, compression), example, dynamic_shapes=dynamic_shapes)
         edge = to_edge_transform_and_lower(
             exported,
             partitioner=[OpenvinoPartitioner(compile_specs)],
@@ -129,7 +140,19 @@ def _export_in_eval_mode(
             module.training = training
 
 
-def _compressed(exported: torch.export.ExportedProgram, settings: Mapping[str, Any]) -> torch.nn.Module:
+def compression_settings(weight_compression: Union[str, Mapping[str, Any]]) -> Dict[str, Any]:
+    """The ``nncf.compress_weights`` arguments a ``weight_compression`` value stands for."""
+    if isinstance(weight_compression, str):
+        if weight_compression not in WEIGHT_COMPRESSION_FORMS:
+            raise ValueError(
+                f"export_llm: weight_compression {weight_compression!r} is not a named form; "
+                f"use one of {sorted(WEIGHT_COMPRESSION_FORMS)} or a dict of nncf.compress_weights arguments"
+            )
+        return dict(WEIGHT_COMPRESSION_FORMS[weight_compression])
+    return dict(weight_compression)
+
+
+def _compressed(exported: torch.export.ExportedProgram, settings: Dict[str, Any]) -> torch.nn.Module:
     """The exported model with its weights compressed by NNCF, to be exported again."""
     try:
         import nncf
@@ -137,9 +160,8 @@ def _compressed(exported: torch.export.ExportedProgram, settings: Mapping[str, A
         raise ImportError(
             "export_llm: weight_compression needs NNCF: pip install 'executorch-openvino[quantization]'"
         ) from error
-    settings = dict(settings)
-    settings["mode"] = nncf.CompressWeightsMode(settings.get("mode", nncf.CompressWeightsMode.INT8_ASYM))
-    return nncf.compress_weights(exported.module(), **settings)
+    mode = nncf.CompressWeightsMode(settings.get("mode", nncf.CompressWeightsMode.INT8_ASYM))
+    return nncf.compress_weights(exported.module(), **{**settings, "mode": mode})
 
 
 def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool, vocab_size: Optional[int] = None):
@@ -193,10 +215,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
     parser.add_argument(
         "--weight-compression",
-        choices=["int8_asym", "int8_sym", "int4_sym", "int4_asym"],
-        help="compress the weights with NNCF (the quantization extra)",
+        choices=[*WEIGHT_COMPRESSION_FORMS, "int8_asym", "int8_sym", "int4_sym", "int4_asym"],
+        help="compress the weights with NNCF (the quantization extra): int4 is 4-bit symmetric weights in groups "
+        "of 128, the embedding and output projection included (the fastest 4-bit form measured); int8 is "
+        "NNCF's INT8_ASYM; the other names are NNCF's modes with NNCF's defaults",
     )
-    parser.add_argument("--group-size", type=int, help="INT4 group size (NNCF's default without it; -1: per channel)")
+    parser.add_argument("--group-size", type=int, help="INT4 group size (int4's or NNCF's without it; -1: per channel)")
     parser.add_argument(
         "--dynamic-quantization-group-size",
         type=int,
@@ -224,7 +248,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     )
     compression = None
     if options.weight_compression:
-        compression = {"mode": options.weight_compression}
+        compression = compression_settings(
+            WEIGHT_COMPRESSION_FORMS.get(options.weight_compression, {"mode": options.weight_compression})
+        )
         if options.group_size is not None:
             compression["group_size"] = options.group_size
     if options.hf:

@@ -298,7 +298,7 @@ def export_huggingface_llm(
     max_seq_len: int = 256,
     dynamic_shape: bool = True,
     compile_specs: Optional[List[CompileSpec]] = None,
-    weight_compression: Optional[Mapping[str, Any]] = None,
+    weight_compression: Union[str, Mapping[str, Any], None] = None,
     dtype: torch.dtype = torch.float32,
     bos_id: Optional[int] = None,
     eos_ids: Optional[Sequence[int]] = None,
@@ -312,8 +312,8 @@ def export_huggingface_llm(
         max_seq_len: positions the KV cache holds (prompt plus generated tokens).
         dynamic_shape: prompts in one call (True) or token by token.
         compile_specs: from ``openvino_compile_specs(...)`` (device, precision, cache).
-        weight_compression: as :func:`export_llm`'s, such as
-            ``{"mode": "int4_sym", "group_size": 128}`` (the ``quantization`` extra).
+        weight_compression: as :func:`export_llm`'s: ``"int4"``, ``"int8"`` or
+            ``nncf.compress_weights`` arguments (the ``quantization`` extra).
         dtype: the dtype a folder's weights are loaded in.
         bos_id, eos_ids: recorded for the runner; by default the model's generation
             config's (else its config's).

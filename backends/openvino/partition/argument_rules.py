@@ -22,6 +22,7 @@ from ..edge_graph.pool_geometry import AvgPool
 from ..passes.exact_ceil_mode_avg_pool import is_static, needs_explicit_padding
 from ..passes.wrap_negative_indices import integer_index_dims
 from ..workarounds import works_around
+from . import sort_family
 
 
 @works_around("avg_pool_ceil_window_past_padding")
@@ -191,6 +192,8 @@ ARGUMENT_RULES: Dict[str, Callable[[torch.fx.Node], Optional[str]]] = {
     "aten.constant_pad_nd.default": _constant_pad_refusal,
     "aten.gather.default": _gather_refusal,
 }
+# Sorting, selection and set ops (issue 40): the variants no OpenVINO form reproduces.
+ARGUMENT_RULES.update(sort_family.REFUSALS)
 
 
 def argument_refusal(name: str, node: torch.fx.Node) -> Optional[str]:

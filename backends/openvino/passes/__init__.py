@@ -20,7 +20,6 @@ from .explicit_arange_dtype import explicit_arange_dtype
 from .explicit_var_correction import explicit_var_correction
 from .fold_miscomputed_constants import fold_miscomputed_constants
 from .full_rank_index_put_values import full_rank_index_put_values
-from .positional_translator_arguments import positional_translator_arguments
 from .rewrite_avg_pool_divisor_override import rewrite_avg_pool_divisor_override
 from .rewrite_interleaved_rope import rewrite_interleaved_rope
 from .single_output_embedding_bag import single_output_embedding_bag
@@ -48,8 +47,6 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     rewrite_interleaved_rope,
     accurate_log1p,
     zero_dim_view_as_squeeze,
-    # Last: the graph is converted, not run, after it.
-    positional_translator_arguments,
 ]
 
 

@@ -107,8 +107,7 @@ struct CompiledBlob {
 Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& options) {
   ov::Core& core = shared_core();
   CompileSettings settings = options;
-  if (cpu_settings_place(settings.device) != CpuSettingsPlace::kNone && ir_quantizes_values(blob.ir_xml) &&
-      !cpu_sums_8bit_products_exactly()) {
+  if (float_kernels_for_quantized_layers(settings.device, blob.has_fake_quantize())) {
     settings.float_kernels_for_quantized_layers = true;
     ET_LOG(Debug,  // a load that succeeds logs nothing: see the comment in init
            "OpenVINO delegate: this CPU has no VNNI or AMX, on which OpenVINO's 8-bit kernels saturate; the "
@@ -146,19 +145,27 @@ Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& o
   return CompiledBlob{compile_from_memory(core, *verified, settings), true, settings};
 }
 
-// Keeps the blob for a model that points into it, and lets go of what is not
-// read again (resident_pages.h): the whole blob and the mapped cache files' pages
-// when the model came from the cache folder, or the pages a mapped program file
-// can give back.
+// Keeps the blob for a model that points into it and frees it otherwise. With the
+// load option give_back_memory, also lets go of pages the runtime did not allocate
+// and the model does not read again (resident_pages.h): those of the mapped cache
+// files when the model came from the cache folder, or those a mapped program file
+// can give back, and the heap's free pages. Off by default: they are the host's.
 void keep_what_the_model_reads(Delegate& delegate, FreeableBuffer& processed, const BlobView& blob, bool borrows_blob,
-                               const std::string& cache_dir) {
+                               const CompileSettings& settings) {
+  if (!settings.give_back_memory) {
+    if (borrows_blob) {
+      delegate.blob.emplace(std::move(processed));
+    } else {
+      processed.Free();
+    }
+    return;
+  }
   if (!borrows_blob) {
     processed.Free();
-    const size_t released = release_pages_of_cache_files_in(cache_dir);
+    // Once, at load: the calls do not drop them again, since finding OpenVINO's
+    // mappings means reading /proc/self/maps.
+    const size_t released = release_pages_of_cache_files_in(settings.cache_dir);
     ET_LOG(Debug, "OpenVINO delegate: freed the blob; dropped the pages of %zu mappings of cache files", released);
-    if (released > 0) {
-      delegate.weights_given_back = WeightsGivenBack::in_cache_folder(cache_dir);
-    }
   } else {
     const PageRelease released = release_file_backed_pages(blob.ir_weights, blob.ir_weights_size);
     ET_LOG(Debug, "OpenVINO delegate: the IR weights' pages %s",
@@ -279,7 +286,7 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, co
     log_openvino_error("OpenVINO delegate: compiling for device " + options.device + " failed", e);
     return Error::DelegateInvalidCompatibility;
   }
-  keep_what_the_model_reads(*delegate, processed, *blob, borrows_blob, options.cache_dir);
+  keep_what_the_model_reads(*delegate, processed, *blob, borrows_blob, options);
   return delegate;
 }
 

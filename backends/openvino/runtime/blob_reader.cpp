@@ -80,22 +80,36 @@ Result<BlobView> parse_blob_header(const void* data, size_t size) {
   }
   BlobView view;
   view.format_version = read_le<uint32_t>(bytes + 8);
-  if (view.format_version != kBlobFormatVersion) {
+  if (view.format_version != kBlobFormatVersion && view.format_version != kBlobFormatVersionV2) {
     ET_LOG(Error,
-           "OpenVINO blob: format version %u is not supported by this runtime (it reads version %u); "
+           "OpenVINO blob: format version %u is not supported by this runtime (it reads versions %u and %u); "
            "export the program again or update executorch_openvino",
-           view.format_version, kBlobFormatVersion);
+           view.format_version, kBlobFormatVersionV2, kBlobFormatVersion);
     return Error::DelegateInvalidCompatibility;
   }
+  const uint32_t expected_header_size =
+      view.format_version == kBlobFormatVersionV2 ? kBlobHeaderSizeV2 : kBlobHeaderSize;
   const uint32_t header_size = read_le<uint32_t>(bytes + 12);
-  if (size < kBlobHeaderSize) {
-    ET_LOG(Error, "OpenVINO blob: %zu bytes is shorter than the %u-byte header", size, kBlobHeaderSize);
+  if (size < expected_header_size) {
+    ET_LOG(Error, "OpenVINO blob: %zu bytes is shorter than the %u-byte header", size, expected_header_size);
     return Error::InvalidArgument;
   }
-  if (header_size != kBlobHeaderSize) {
+  if (header_size != expected_header_size) {
     ET_LOG(Error, "OpenVINO blob: header size %u is not the %u bytes of format version %u", header_size,
-           kBlobHeaderSize, view.format_version);
+           expected_header_size, view.format_version);
     return Error::InvalidArgument;
+  }
+  if (view.format_version == kBlobFormatVersionV2) {
+    view.model_facts = kBlobFactsAssumedForV2;
+  } else {
+    view.model_facts = read_le<uint32_t>(bytes + kBlobFactsOffset);
+    if ((view.model_facts & ~kBlobKnownFacts) != 0) {
+      ET_LOG(Error,
+             "OpenVINO blob: model facts 0x%08x hold bits this runtime does not know (it knows 0x%08x); "
+             "update executorch_openvino",
+             view.model_facts, kBlobKnownFacts);
+      return Error::DelegateInvalidCompatibility;
+    }
   }
   const char* version = reinterpret_cast<const char*>(bytes + kBlobWriterVersionOffset);
   view.writer_openvino_version = std::string_view(version, strnlen(version, kBlobVersionFieldSize));

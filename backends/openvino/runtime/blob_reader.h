@@ -21,8 +21,11 @@ struct BlobView {
   size_t ir_weights_size = 0;
   uint32_t stored_checksum = 0;
   std::array<uint8_t, kBlobDigestSize> ir_digest{};  // all zero: the writer recorded none
+  // kBlobFact* bits; for a version-2 blob, which has none, kBlobFactsAssumedForV2.
+  uint32_t model_facts = 0;
 
   bool has_ir_digest() const;
+  bool has_fake_quantize() const { return (model_facts & kBlobFactFakeQuantize) != 0; }
 };
 
 /// Parses and validates a blob (see blob_format.h), checksum included. Never

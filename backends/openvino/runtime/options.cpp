@@ -69,6 +69,20 @@ Result<std::string> option_text(const BackendOption& option) {
   return std::string(text->data(), strnlen(text->data(), text->size()));
 }
 
+// The keys options_from_compile_specs reads, for its error message.
+const std::string& known_compile_spec_keys() {
+  static const std::string keys = [] {
+    std::string joined;
+    for (const char* key :
+         {kDeviceKey, kPrecisionKey, kPerformanceHintKey, kCacheDirKey, kNumStreamsKey, kInferenceNumThreadsKey,
+          kDynamicQuantizationGroupSizeKey, kOneTokenModelKey, kKvCachePrecisionKey}) {
+      joined += joined.empty() ? key : std::string(", ") + key;
+    }
+    return joined;
+  }();
+  return keys;
+}
+
 }  // namespace
 
 Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) {
@@ -126,11 +140,8 @@ Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) 
       }
       options.one_token_model = *value == "1";
     } else {
-      ET_LOG(Error,
-             "OpenVINO program: unknown compile spec '%.*s'; this runtime knows device, "
-             "inference_precision, performance_hint, cache_dir, num_streams, inference_num_threads, "
-             "dynamic_quantization_group_size, one_token_model, kv_cache_precision",
-             static_cast<int>(key.size()), key.data());
+      ET_LOG(Error, "OpenVINO program: unknown compile spec '%.*s'; this runtime knows %s",
+             static_cast<int>(key.size()), key.data(), known_compile_spec_keys().c_str());
       return Error::InvalidArgument;
     }
   }
@@ -154,8 +165,16 @@ Error set_load_option(LoadOptions& overrides, const BackendOption& option) {
     overrides.inference_precision = *value;
   } else if (std::strcmp(option.key, kCacheDirKey) == 0) {
     overrides.cache_dir = *value;
+  } else if (std::strcmp(option.key, kGiveBackMemoryKey) == 0) {
+    if (!value->empty() && *value != "0" && *value != "1") {
+      ET_LOG(Error, "OpenVINO load option %s='%s' is not accepted; accepted: 1 or 0", kGiveBackMemoryKey,
+             value->c_str());
+      return Error::InvalidArgument;
+    }
+    overrides.give_back_memory = *value;
   } else {
-    ET_LOG(Error, "OpenVINO load option '%s' is unknown; accepted: %s, %s", option.key, kPrecisionKey, kCacheDirKey);
+    ET_LOG(Error, "OpenVINO load option '%s' is unknown; accepted: %s, %s, %s", option.key, kPrecisionKey, kCacheDirKey,
+           kGiveBackMemoryKey);
     return Error::InvalidArgument;
   }
   return Error::Ok;
@@ -172,6 +191,9 @@ Error apply_load_options(CompileSettings& options, const LoadOptions& process_op
   }
   if (!merged.cache_dir.empty()) {
     options.cache_dir = merged.cache_dir;
+  }
+  if (!merged.give_back_memory.empty()) {
+    options.give_back_memory = merged.give_back_memory == "1";
   }
   return Error::Ok;
 }

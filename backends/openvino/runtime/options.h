@@ -31,6 +31,8 @@ struct CompileSettings {
   bool one_token_model = false;
   // Set at load, not by a spec: 8-bit layers on float kernels (quantized_layers.h).
   bool float_kernels_for_quantized_layers = false;
+  // Set by the load option kGiveBackMemoryKey only (resident_pages.h).
+  bool give_back_memory = false;
   // Set at load, not by a spec: OpenVINO's performance counters, on when the method
   // is loaded with an event tracer (layer_events.h).
   bool count_layer_times = false;
@@ -43,6 +45,7 @@ struct CompileSettings {
 struct LoadOptions {
   std::string inference_precision;
   std::string cache_dir;
+  std::string give_back_memory;  // empty: not set; else "1" or "0"
 };
 
 /// The compile-spec keys. inference_precision and cache_dir (kPrecisionKey,

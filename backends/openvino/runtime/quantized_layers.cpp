@@ -1,5 +1,7 @@
 #include "quantized_layers.h"
 
+#include "options.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -24,8 +26,8 @@ bool cpu_sums_8bit_products_exactly() {
 #endif
 }
 
-bool ir_quantizes_values(std::string_view ir_xml) {
-  return ir_xml.find("type=\"FakeQuantize\"") != std::string_view::npos;
+bool float_kernels_for_quantized_layers(std::string_view device, bool has_fake_quantize, bool cpu_sums_exactly) {
+  return has_fake_quantize && !cpu_sums_exactly && cpu_settings_place(device) != CpuSettingsPlace::kNone;
 }
 
 }  // namespace executorch_openvino

@@ -18,8 +18,12 @@ namespace executorch_openvino {
 /// True when this CPU's 8-bit dot products do not saturate (VNNI or AMX; not x86).
 bool cpu_sums_8bit_products_exactly();
 
-/// True when the IR quantizes values with FakeQuantize, which OpenVINO's CPU
-/// plugin runs on its 8-bit kernels.
-bool ir_quantizes_values(std::string_view ir_xml);
+/// Whether a model compiled for `device` runs its quantized layers on float kernels
+/// (LP_TRANSFORMS_MODE off, options.cpp): when the IR has FakeQuantize operations
+/// (kBlobFactFakeQuantize in the blob's header, which the exporter writes), the CPU
+/// plugin may run it, and the CPU's 8-bit dot products saturate. Lowering's checking
+/// compile asks the same (etov_compile_config).
+bool float_kernels_for_quantized_layers(std::string_view device, bool has_fake_quantize,
+                                        bool cpu_sums_exactly = cpu_sums_8bit_products_exactly());
 
 }  // namespace executorch_openvino

@@ -152,10 +152,6 @@ void WeightsGivenBack::after_call_of_new_sizes(uint64_t sizes) noexcept {
   } catch (...) {
     return;  // out of memory to remember the sizes: the pages stay, the call stands
   }
-  if (!folder_.empty()) {
-    release_pages_of_cache_files_in(folder_);  // OpenVINO's mappings: checked again each time
-    return;
-  }
   // Checked and unlocked when first released; the delegate keeps the buffer mapped.
   const auto begin = reinterpret_cast<uintptr_t>(data_);
   const WholePages pages = whole_pages_of(begin, begin + size_);
@@ -182,16 +178,6 @@ WeightsGivenBack WeightsGivenBack::in_program(const void* data, size_t size) noe
   WeightsGivenBack weights;
   weights.data_ = data;
   weights.size_ = size;
-  return weights;
-}
-
-WeightsGivenBack WeightsGivenBack::in_cache_folder(const std::string& folder) noexcept {
-  WeightsGivenBack weights;
-  try {
-    weights.folder_ = folder;
-  } catch (...) {
-    weights.folder_.clear();  // out of memory at load: the pages just stay
-  }
   return weights;
 }
 

@@ -58,11 +58,13 @@ size_t release_pages_of_cache_files_in(const std::string& folder) noexcept;
 /// nothing.
 bool release_free_heap_pages() noexcept;
 
-/// Weights whose pages were given back (above), kept that way for a model of
-/// dynamic shape: OpenVINO prepares some kernels at the first call of new input
-/// sizes and reads the original weights back in to pack them, so their pages
-/// are dropped again after such a call. A call of sizes seen before (or after
-/// kMaxSizes distinct ones) costs nothing.
+/// Weights of a mapped program whose pages were given back (above), kept that way
+/// for a model of dynamic shape: OpenVINO prepares some kernels at the first call
+/// of new input sizes and reads the original weights back in to pack them, so
+/// their pages are dropped again after such a call, without reading /proc (the
+/// range was checked at load, and the delegate keeps it mapped). A call of sizes
+/// seen before (or after kMaxSizes distinct ones) costs nothing. Pages of the model
+/// cache's files are dropped at load only: finding them means reading /proc.
 class WeightsGivenBack {
  public:
   static constexpr size_t kMaxSizes = 4096;
@@ -70,11 +72,8 @@ class WeightsGivenBack {
   WeightsGivenBack() = default;
   /// IR weights in the blob, released by release_file_backed_pages.
   static WeightsGivenBack in_program(const void* data, size_t size) noexcept;
-  /// Weights in files of the model cache folder, released by
-  /// release_pages_of_cache_files_in; empty if the name cannot be copied.
-  static WeightsGivenBack in_cache_folder(const std::string& folder) noexcept;
 
-  bool empty() const { return data_ == nullptr && folder_.empty(); }
+  bool empty() const { return data_ == nullptr; }
   /// After a call whose input sizes hash to `sizes`, which differ from the
   /// previous call's.
   void after_call_of_new_sizes(uint64_t sizes) noexcept;
@@ -82,7 +81,6 @@ class WeightsGivenBack {
  private:
   const void* data_ = nullptr;
   size_t size_ = 0;
-  std::string folder_;
   std::unordered_set<uint64_t> seen_;
 };
 

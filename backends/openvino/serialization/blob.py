@@ -12,13 +12,17 @@ from dataclasses import dataclass
 import openvino as ov
 
 MAGIC = b"ETOVBLOB"
-FORMAT_VERSION = 2
-HEADER_SIZE = 96
+FORMAT_VERSION = 3
+HEADER_SIZE = 104
+#: Version 2, which the runtime and read_blob still read: the header ends before the model facts.
+FORMAT_VERSION_V2 = 2
+HEADER_SIZE_V2 = 96
 VERSION_FIELD_SIZE = 48
 ALIGNMENT = 64
 DIGEST_SIZE = 12
-_HEADER = struct.Struct(f"<8sII{VERSION_FIELD_SIZE}sQQI{DIGEST_SIZE}s")
-assert _HEADER.size == HEADER_SIZE
+_HEADER_V2 = struct.Struct(f"<8sII{VERSION_FIELD_SIZE}sQQI{DIGEST_SIZE}s")
+_HEADER = struct.Struct(f"<8sII{VERSION_FIELD_SIZE}sQQI{DIGEST_SIZE}sII")
+assert _HEADER_V2.size == HEADER_SIZE_V2 and _HEADER.size == HEADER_SIZE
 # Where each field after the magic and format version starts, from the layout above
 # (runtime/blob_format.h has the same names; tests/test_blob.py checks they agree).
 WRITER_VERSION_OFFSET = struct.calcsize("<8sII")
@@ -26,9 +30,18 @@ XML_SIZE_OFFSET = WRITER_VERSION_OFFSET + VERSION_FIELD_SIZE
 WEIGHTS_SIZE_OFFSET = XML_SIZE_OFFSET + 8
 CHECKSUM_OFFSET = WEIGHTS_SIZE_OFFSET + 8
 DIGEST_OFFSET = CHECKSUM_OFFSET + 4
+FACTS_OFFSET = DIGEST_OFFSET + DIGEST_SIZE
 #: The fields from XML_SIZE_OFFSET on: sizes, checksum, digest.
 SIZES_AND_CHECKS = struct.Struct(f"<QQI{DIGEST_SIZE}s")
-assert DIGEST_OFFSET + DIGEST_SIZE == HEADER_SIZE == XML_SIZE_OFFSET + SIZES_AND_CHECKS.size
+assert DIGEST_OFFSET + DIGEST_SIZE == HEADER_SIZE_V2 == XML_SIZE_OFFSET + SIZES_AND_CHECKS.size
+assert FACTS_OFFSET + 8 == HEADER_SIZE
+
+#: Model facts, bits of the word at FACTS_OFFSET (kBlobFact* in runtime/blob_format.h).
+#: The IR has FakeQuantize operations, which OpenVINO's CPU plugin runs on 8-bit kernels.
+FACT_FAKE_QUANTIZE = 1 << 0
+KNOWN_FACTS = FACT_FAKE_QUANTIZE
+#: What the runtime assumes of a version-2 blob, which records no facts.
+FACTS_ASSUMED_FOR_V2 = FACT_FAKE_QUANTIZE
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,11 @@ class Blob:
     ir_xml: bytes
     ir_weights: bytes
     ir_digest: bytes  # all zero when the writer recorded none
+    model_facts: int  # FACT_* bits; FACTS_ASSUMED_FOR_V2 for a version-2 blob
+
+    @property
+    def has_fake_quantize(self) -> bool:
+        return bool(self.model_facts & FACT_FAKE_QUANTIZE)
 
 
 def _aligned(offset: int) -> int:
@@ -71,6 +89,24 @@ def ir_digest(xml: bytes, weights: bytes) -> bytes:
     return digest.digest()
 
 
+def model_facts(model: ov.Model) -> int:
+    """The FACT_* bits of `model`, which the runtime reads from the header instead of
+    searching the IR's text: FACT_FAKE_QUANTIZE when an op, also inside a sub-graph
+    (Loop, TensorIterator, If), is a FakeQuantize."""
+    return FACT_FAKE_QUANTIZE if any(op.get_type_name() == "FakeQuantize" for op in _all_ops(model)) else 0
+
+
+# The bodies of OpenVINO's ops that hold sub-graphs (get_function(index) beyond them crashes).
+_SUB_GRAPHS = {"If": 2, "Loop": 1, "TensorIterator": 1}
+
+
+def _all_ops(model: ov.Model):
+    for op in model.get_ordered_ops():
+        yield op
+        for index in range(_SUB_GRAPHS.get(op.get_type_name(), 0)):
+            yield from _all_ops(op.get_function(index))
+
+
 def write_blob(model: ov.Model) -> bytes:
     """Serializes `model` behind our header."""
     xml, weights = serialize_ir(model)
@@ -84,6 +120,8 @@ def write_blob(model: ov.Model) -> bytes:
         len(weights),
         checksum(xml, weights),
         ir_digest(xml, weights),
+        model_facts(model),
+        0,  # reserved
     )
     weights_offset = _aligned(HEADER_SIZE + len(xml))
     padding = b"\0" * (weights_offset - HEADER_SIZE - len(xml))
@@ -91,23 +129,30 @@ def write_blob(model: ov.Model) -> bytes:
 
 
 def read_blob(data: bytes) -> Blob:
-    """Parses a blob; raises ValueError on anything the runtime would refuse."""
-    if len(data) < HEADER_SIZE:
+    """Parses a blob of format version 3 or 2; raises ValueError on anything the runtime would refuse."""
+    if len(data) < HEADER_SIZE_V2:
         raise ValueError(f"OpenVINO blob of {len(data)} bytes is shorter than its header")
-    magic, version, header_size, writer, xml_size, weights_size, crc, digest = _HEADER.unpack_from(data)
+    magic, version, header_size, writer, xml_size, weights_size, crc, digest = _HEADER_V2.unpack_from(data)
     if magic != MAGIC:
         raise ValueError("not an executorch_openvino blob: bad magic")
-    if version != FORMAT_VERSION or header_size != HEADER_SIZE:
+    if (version, header_size) == (FORMAT_VERSION_V2, HEADER_SIZE_V2):
+        facts = FACTS_ASSUMED_FOR_V2
+    elif (version, header_size) == (FORMAT_VERSION, HEADER_SIZE) and len(data) >= HEADER_SIZE:
+        facts = _HEADER.unpack_from(data)[-2]
+        if facts & ~KNOWN_FACTS:
+            raise ValueError(f"OpenVINO blob model facts {facts:#010x} hold bits this reader does not know")
+    else:
         raise ValueError(f"unsupported blob format version {version} (header {header_size} bytes)")
-    weights_offset = _aligned(HEADER_SIZE + xml_size)
+    weights_offset = _aligned(header_size + xml_size)
     if xml_size == 0 or weights_offset + weights_size > len(data):
         raise ValueError("OpenVINO blob sizes do not fit the data")
     blob = Blob(
         format_version=version,
         openvino_version=writer.rstrip(b"\0").decode("ascii"),
-        ir_xml=bytes(data[HEADER_SIZE : HEADER_SIZE + xml_size]),
+        ir_xml=bytes(data[header_size : header_size + xml_size]),
         ir_weights=bytes(data[weights_offset : weights_offset + weights_size]),
         ir_digest=bytes(digest),
+        model_facts=facts,
     )
     if checksum(blob.ir_xml, blob.ir_weights) != crc:
         raise ValueError("OpenVINO blob checksum does not match: the blob is damaged")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import random
 import re
+import struct
 import sys
 from pathlib import Path
 from typing import Dict, Tuple
@@ -26,7 +27,10 @@ from executorch.exir import to_edge
 from executorch_openvino import ExecutorchOpenvinoBackend, openvino_compile_specs
 from executorch_openvino.serialization.blob import (
     ALIGNMENT,
+    FACTS_OFFSET,
+    FORMAT_VERSION_V2,
     HEADER_SIZE,
+    HEADER_SIZE_V2,
     SIZES_AND_CHECKS,
     XML_SIZE_OFFSET,
     checksum,
@@ -40,6 +44,16 @@ class IntMax(torch.nn.Module):
         return torch.maximum(x, torch.tensor(3, dtype=torch.int32))
 
 
+class QuantizeDequantize(torch.nn.Module):
+    """A quantize -> dequantize pair, which OpenVINO's frontend makes a FakeQuantize."""
+
+    def forward(self, x):
+        import torch.ao.quantization.fx._decomposed  # noqa: F401 - registers quantized_decomposed
+
+        q = torch.ops.quantized_decomposed.quantize_per_tensor(x, 0.05, 0, -128, 127, torch.int8)
+        return torch.ops.quantized_decomposed.dequantize_per_tensor(q, 0.05, 0, -128, 127, torch.int8) * 2
+
+
 def seed_blobs() -> Dict[str, bytes]:
     torch.manual_seed(0)
     batch = torch.export.Dim("batch", min=1, max=8)
@@ -49,6 +63,7 @@ def seed_blobs() -> Dict[str, bytes]:
         "two_outputs": (TwoOutputs(), (torch.randn(2, 3), torch.randn(2, 3)), None),
         "dynamic_gelu": (DynamicGelu(), (torch.randn(4, 5),), ({0: batch},)),
         "int_max": (IntMax(), (torch.arange(6, dtype=torch.int32).reshape(2, 3),), None),
+        "fake_quantize": (QuantizeDequantize(), (torch.randn(2, 3),), None),
     }
     blobs = {}
     for name, (module, inputs, dynamic_shapes) in cases.items():
@@ -60,21 +75,43 @@ def seed_blobs() -> Dict[str, bytes]:
 
 
 def split_blob(blob: bytes) -> Tuple[bytes, str, bytes]:
-    """(header, IR XML text, IR weights) of a well-formed blob."""
+    """(header, IR XML text, IR weights) of a well-formed blob of the current format version."""
     xml_size, weights_size, _, _ = SIZES_AND_CHECKS.unpack_from(blob, XML_SIZE_OFFSET)
     offset = (HEADER_SIZE + xml_size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
     return blob[:HEADER_SIZE], blob[HEADER_SIZE : HEADER_SIZE + xml_size].decode(), blob[offset : offset + weights_size]
 
 
 def join_blob(header: bytes, xml, weights: bytes) -> bytes:
-    """A blob with `header`'s magic and versions, and sizes, checksum and digest that match `xml` and `weights`."""
+    """A blob with `header`'s magic, versions and facts, and sizes, checksum and digest that match `xml` and
+    `weights`; the XML starts after `header`, whatever its size."""
     xml = xml.encode() if isinstance(xml, str) else bytes(xml)
     header = bytearray(header)
     SIZES_AND_CHECKS.pack_into(
         header, XML_SIZE_OFFSET, len(xml), len(weights), checksum(xml, weights), ir_digest(xml, weights)
     )
-    offset = (HEADER_SIZE + len(xml) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
-    return bytes(header) + xml + b"\0" * (offset - HEADER_SIZE - len(xml)) + bytes(weights)
+    offset = (len(header) + len(xml) + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+    return bytes(header) + xml + b"\0" * (offset - len(header) - len(xml)) + bytes(weights)
+
+
+def as_version_2(blob: bytes) -> bytes:
+    """The blob as a version-2 writer wrote it: no model facts, the XML right after 96 bytes."""
+    header, xml, weights = split_blob(blob)
+    old = bytearray(header[:HEADER_SIZE_V2])
+    struct.pack_into("<II", old, 8, FORMAT_VERSION_V2, HEADER_SIZE_V2)
+    return join_blob(bytes(old), xml, weights)
+
+
+def with_model_facts(blob: bytes, facts: int) -> bytes:
+    """The blob with its model facts word replaced (the checksum does not cover the header)."""
+    changed = bytearray(blob)
+    struct.pack_into("<I", changed, FACTS_OFFSET, facts)
+    return bytes(changed)
+
+
+def with_header_size(blob: bytes, header_size: int) -> bytes:
+    changed = bytearray(blob)
+    struct.pack_into("<I", changed, 12, header_size)
+    return bytes(changed)
 
 
 def _replace(text: str, old: str, new: str) -> str:
@@ -125,6 +162,13 @@ def crafted_blobs(seeds: Dict[str, bytes]) -> Dict[str, bytes]:
         "init_dynamic_param_without_element_type": join_blob(
             dyn_header, _replace(dyn_xml, param_type, param_type.replace("element_type", "elemXnt_type")), dyn_weights
         ),
+        # Format versions: a version-2 blob still loads (assumed to have FakeQuantize);
+        # a model fact this runtime does not know, or a header of another version's
+        # size, is refused before the IR is read.
+        "load_v2_add_one": as_version_2(seeds["add_one"]),
+        "load_v3_fake_quantize": seeds["fake_quantize"],
+        "parse_v3_unknown_model_fact": with_model_facts(seeds["add_one"], 1 << 5),
+        "parse_v3_header_size_of_v2": with_header_size(seeds["add_one"], HEADER_SIZE_V2),
         "load_empty_net": join_blob(
             header, '<?xml version="1.0"?><net name="m" version="11"><layers/><edges/></net>', b""
         ),

@@ -4,7 +4,9 @@ from pathlib import Path
 
 # Imported first: pytest would otherwise take backends/openvino/__init__.py, the
 # source folder, for a module named openvino when a lone test file imports neither.
+# (The package's import is light and no longer imports openvino itself.)
 import executorch_openvino  # noqa: F401
+import openvino  # noqa: F401
 import pytest
 import torch
 

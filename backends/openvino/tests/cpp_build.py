@@ -20,11 +20,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-# The installed package (and with it the real openvino) must be imported before
+# The installed package and the real openvino must be imported before
 # pytest sets up the backends/openvino package node: run on a lone test file that
 # imports neither, pytest 9 imports backends/openvino/__init__.py under the name
 # "openvino", which fails to find the runtime library in the source folder.
 import executorch_openvino  # noqa: F401,E402
+import openvino  # noqa: F401,E402
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 TARGETS = (

@@ -887,6 +887,168 @@ add(
     non_core_aten=(aten._linalg_svd.default,),
 )
 
+
+# --------------------------------------------------------------------------- sorting, selection and set ops
+# Issue 40: each lowers with the default EdgeCompileConfig (no non_core_aten) and runs in
+# the delegate. Inputs hold ties, NaN, infinities and -0.0; rows along a reduced dim
+# stay within 16 elements where eager's index comes from std::sort's insertion sort.
+section("sort_family")
+
+
+def ties(*shape: int, dtype: torch.dtype = torch.float32, nan: float = 0.0):
+    """Values in -2..2 (many ties); floats also get infinities, -0.0 and NaN at rate `nan`."""
+
+    def make(g: torch.Generator) -> torch.Tensor:
+        values = torch.randint(-2, 3, shape, generator=g).to(dtype)
+        if dtype.is_floating_point:
+            values[torch.rand(shape, generator=g) < 0.1] = float("inf")
+            values[values == 0] = torch.where(torch.rand(shape, generator=g) < 0.5, -0.0, 0.0).to(dtype)[values == 0]
+            values[torch.rand(shape, generator=g) < nan] = float("nan")
+        return values
+
+    return make
+
+
+def bits(*shape: int):
+    """int32 zeros and ones: rows repeat, next to each other too."""
+    return lambda g: torch.randint(0, 2, shape, generator=g, dtype=torch.int32)
+
+
+def inputs_of(*makers):
+    return lambda g: tuple(make(g) for make in makers)
+
+
+def all_nan_row(make):
+    """`make`'s tensor with its first row NaN only."""
+
+    def with_row(g: torch.Generator) -> torch.Tensor:
+        values = make(g)
+        values[0] = float("nan")
+        return values
+
+    return with_row
+
+
+def sorted_boundaries(count: int, dtype: torch.dtype = torch.float32):
+    """`count` values in ascending order, ties included (halves for floats)."""
+
+    def make(g: torch.Generator) -> torch.Tensor:
+        values = torch.randint(-4, 5, (count,), generator=g).to(dtype)
+        return (values / 2 if dtype.is_floating_point else values).sort().values
+
+    return make
+
+
+# (bins, min, max) of the histc case; on their bins' edges a float32 division
+# rounding an ulp off (OpenVINO's, seen on 2026.4.1) puts values in the wrong bin.
+HISTC_RANGES = ((3, 0.0, 1.0), (6, 0.1, 0.7), (7, -1.0, 2.0), (97, -3.7, 12.25))
+
+
+def on_bin_edges(g: torch.Generator) -> torch.Tensor:
+    """Each range's bin edges and the float32 values either side of them (eager's float32
+    formula puts some edges in the bin below), values outside the ranges, NaN, random ones."""
+    edges = torch.cat([torch.linspace(low, high, bins + 1) for bins, low, high in HISTC_RANGES])
+    neighbours = [torch.nextafter(edges, torch.tensor(direction)) for direction in (-1e9, 1e9)]
+    extra = torch.tensor([-0.0, -5.0, 20.0, float("nan")])
+    values = torch.cat([edges, *neighbours, extra, torch.rand(12, generator=g) * 16 - 4])
+    return values[torch.randperm(len(values), generator=g)]
+
+
+F_NAN = ties(6, 7, nan=0.15)
+for name, fn, make in (
+    ("sort_stable_f32_nan_dim1", lambda x: tuple(torch.sort(x, stable=True)), F_NAN),
+    ("sort_stable_f32_nan_desc_dim0", lambda x: tuple(torch.sort(x, dim=0, descending=True, stable=True)), F_NAN),
+    ("sort_stable_i32_indices_only", lambda x: torch.sort(x, stable=True)[1], ties(5, 9, dtype=torch.int32)),
+    (
+        "argsort_stable_i64_desc",
+        lambda x: torch.argsort(x, dim=0, descending=True, stable=True),
+        ties(9, 4, dtype=torch.int64),
+    ),
+    ("argsort_stable_f32_nan_40", lambda x: torch.argsort(x, stable=True), ties(3, 40, nan=0.15)),
+    # Past 32767 elements the stable order comes from a radix sort of the ranks (ordering.py).
+    ("argsort_stable_f32_nan_33000", lambda x: torch.argsort(x, stable=True), ties(33000, nan=0.15)),
+    # Past 16 elements sort without stable=True takes equal values in any order: its values.
+    ("sort_f32_nan_values_40", lambda x: torch.sort(x, descending=True).values, ties(3, 40, nan=0.15)),
+    ("sort_f32_nan_dim1", lambda x: tuple(torch.sort(x, descending=True)), F_NAN),
+    ("argsort_f32_nan_dim0", lambda x: torch.argsort(x, dim=0), F_NAN),
+    ("median_f32_nan", torch.median, F_NAN),
+    ("median_f32_nan_dim1_keepdim", lambda x: tuple(torch.median(x, 1, keepdim=True)), F_NAN),
+    ("median_i64_dim0", lambda x: tuple(torch.median(x, 0)), ties(8, 5, dtype=torch.int64)),
+    ("nanmedian_f32_nan", torch.nanmedian, F_NAN),
+    ("nanmedian_f32_dim1_nan_row", lambda x: tuple(torch.nanmedian(x, 1)), all_nan_row(F_NAN)),
+    ("kthvalue_f32_nan_values", lambda x: torch.kthvalue(x, 3, 1).values, F_NAN),
+    ("kthvalue_i32_values_dim0_keepdim", lambda x: torch.kthvalue(x, 2, 0, True).values, ties(5, 9, dtype=torch.int32)),
+    ("mode_i64_dim1", lambda x: tuple(torch.mode(x, 1)), ties(5, 9, dtype=torch.int64)),
+    ("mode_f32_nan_dim0", lambda x: tuple(torch.mode(x, 0)), F_NAN),
+    ("mode_i32_values_30", lambda x: torch.mode(x).values, ties(4, 30, dtype=torch.int32)),
+    (
+        "unique_f32_nan_inverse_counts",
+        lambda x: tuple(torch.unique(x, return_inverse=True, return_counts=True)),
+        ties(3, 5, nan=0.15),
+    ),
+    ("unique_i64_counts_40", lambda x: tuple(torch.unique(x, return_counts=True)), ties(40, dtype=torch.int64)),
+    ("unique_bool_inverse", lambda x: tuple(torch.unique(x > 0, return_inverse=True)), ties(3, 4)),
+    (
+        "unique_dim0_i32",
+        lambda x: tuple(torch.unique(x, dim=0, return_inverse=True, return_counts=True)),
+        bits(9, 3),
+    ),
+    (
+        "unique_consecutive_f32_nan",
+        lambda x: tuple(torch.unique_consecutive(x, return_inverse=True, return_counts=True)),
+        ties(20, nan=0.15),
+    ),
+    (
+        "unique_consecutive_i32_dim0",
+        lambda x: tuple(torch.unique_consecutive(x, return_counts=True, dim=0)),
+        bits(9, 2),
+    ),
+    ("sort_stable_bf16_nan", lambda x: tuple(torch.sort(x, stable=True)), ties(4, 6, dtype=torch.bfloat16, nan=0.2)),
+    ("argsort_stable_u8_desc", lambda x: torch.argsort(x, descending=True, stable=True), ties(3, 8, dtype=torch.uint8)),
+    # topk's values with ties and NaN; its indices where no two values tie (eager's order
+    # among ties is std::partial_sort's own).
+    ("topk_f32_nan_largest_values", lambda x: torch.topk(x, 3).values, ties(5, 4, nan=0.3)),
+    ("topk_f32_distinct", lambda x: tuple(torch.topk(x, 3)), lambda g: distinct_ints((5, 7), torch.float32, g)),
+    ("topk_f32_nan_smallest_dim0", lambda x: torch.topk(x, 2, dim=0, largest=False).values, ties(5, 4, nan=0.3)),
+    # Empty-ish inputs: an empty dim, a dim of one, one NaN alone, one bin.
+    ("sort_stable_f32_empty_dim", lambda x: tuple(torch.sort(x, stable=True)), ties(3, 0)),
+    ("median_f32_dim_of_one", lambda x: tuple(torch.median(x, 1)), ties(4, 1, nan=0.3)),
+    (
+        "unique_f32_one_nan",
+        lambda x: tuple(torch.unique(x, return_inverse=True, return_counts=True)),
+        lambda g: torch.tensor([float("nan")]),
+    ),
+    ("histc_f32_one_bin", lambda x: torch.histc(x, 1, -1, 1), ties(9, nan=0.2)),
+    (
+        "histc_f32_on_bin_edges",
+        lambda x: tuple(torch.histc(x, *bins_range) for bins_range in HISTC_RANGES),
+        on_bin_edges,
+    ),
+):
+    add(name, lambda fn=fn: Fn(fn), inputs_of(make))
+for name, fn, makers in (
+    ("bucketize_f32_nan", lambda x, b: torch.bucketize(x, b), (ties(12, nan=0.2), sorted_boundaries(7))),
+    (
+        "bucketize_i32_in_f32_right_int32",
+        lambda x, b: torch.bucketize(x, b, right=True, out_int32=True),
+        (ties(12, dtype=torch.int32), sorted_boundaries(6)),
+    ),
+    ("bucketize_scalar", lambda b: torch.bucketize(0.5, b), (sorted_boundaries(5),)),
+    (
+        "searchsorted_side_right_sorter",
+        lambda s, x: torch.searchsorted(s, x, side="right", sorter=s.argsort()),
+        (ties(9, nan=0.2), ties(12, nan=0.2)),
+    ),
+    ("searchsorted_rows", lambda s, x: torch.searchsorted(s.sort().values, x), (ties(3, 6), ties(3, 4, nan=0.2))),
+    ("searchsorted_one_boundary", lambda s, x: torch.searchsorted(s, x, right=True), (ties(1), ties(6, nan=0.2))),
+    (
+        "searchsorted_scalar_int32",
+        lambda s: torch.searchsorted(s, 1, right=True, out_int32=True),
+        (sorted_boundaries(8, torch.int64),),
+    ),
+):
+    add(name, lambda fn=fn: Fn(fn), inputs_of(*makers))
+
 CASE_BY_NAME = {case.name: case for case in CASES}
 assert len(CASE_BY_NAME) == len(CASES), "case names must be unique"
 

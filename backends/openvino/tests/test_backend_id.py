@@ -26,18 +26,14 @@ def test_header_backend_id_is_the_python_backend_id():
     assert header_constant("kBackendId") == BACKEND_ID
 
 
-@pytest.mark.parametrize("name, key", [("kPrecisionKey", INFERENCE_PRECISION), ("kCacheDirKey", CACHE_DIR)])
-def test_header_load_option_keys_are_the_python_keys(name, key):
-    assert header_constant(name) == key
-
-
 def test_library_registers_under_the_python_backend_id():
     assert load_runtime_library().etov_backend_id().decode() == BACKEND_ID
 
 
 def test_header_declares_every_function_python_calls():
     text = HEADER.read_text()
-    for function in ("etov_registration_status", "etov_backend_id", "etov_openvino_version", "etov_set_load_option"):
+    functions = ("etov_registration_status", "etov_backend_id", "etov_openvino_version", "etov_set_load_option")
+    for function in (*functions, "etov_compile_config"):
         assert re.search(rf"ETOV_API [\w\s\*]+\b{function}\(", text), function
 
 
@@ -47,8 +43,29 @@ def test_cmake_package_is_installed_at_cmake_prefix_path():
     assert (config.parent / "executorch_openvinoTargets.cmake").is_file()
 
 
-def test_header_cache_names_are_the_python_names():
+def python_names() -> dict:
+    """Every string constant of backend.h, by its C++ name, as Python spells it."""
+    from executorch_openvino.conversion.rewrites.index_bounds import INDEX_ROWS_NAME, SIGNED_INDEX_ROWS_NAME
     from executorch_openvino.conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
+    from executorch_openvino.native_library import GIVE_BACK_MEMORY
 
-    assert header_constant("kCachePositionsName") == CACHE_POSITIONS_NAME
-    assert header_constant("kGrownCacheSuffix") == GROWN_CACHE_SUFFIX
+    return {
+        "kBackendId": BACKEND_ID,
+        "kPrecisionKey": INFERENCE_PRECISION,
+        "kCacheDirKey": CACHE_DIR,
+        "kGiveBackMemoryKey": GIVE_BACK_MEMORY,
+        "kCachePositionsName": CACHE_POSITIONS_NAME,
+        "kGrownCacheSuffix": GROWN_CACHE_SUFFIX,
+        "kIndexRowsName": INDEX_ROWS_NAME,
+        "kSignedIndexRowsName": SIGNED_INDEX_ROWS_NAME,
+    }
+
+
+def test_every_string_constant_of_the_header_has_its_python_twin():
+    declared = set(re.findall(r"inline constexpr const char (k\w+)\[\]", HEADER.read_text()))
+    assert declared == set(python_names())
+
+
+@pytest.mark.parametrize("name", sorted(python_names()))
+def test_header_names_are_the_python_names(name):
+    assert header_constant(name) == python_names()[name]

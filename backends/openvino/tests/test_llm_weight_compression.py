@@ -67,3 +67,67 @@ def test_int4_llm_decodes_like_the_compressed_model(tmp_path):
         with torch.no_grad():
             expected = expected_model(inputs[0], {"input_pos": inputs[1]})
         assert_close([logits.clone()], [expected], rtol=1e-3, atol=1e-3)
+
+
+def _constant_types(program: LoweredProgram) -> dict:
+    """How many of the OpenVINO model's constants hold each element type."""
+    [openvino_model] = program.openvino_models()
+    counts: dict = {}
+    for op in openvino_model.get_ops():
+        if op.get_type_name() == "Constant":
+            name = op.get_output_element_type(0).get_type_name()
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def test_named_int4_form_compresses_every_layer_to_4_bits_and_decodes_like_nncf(tmp_path):
+    """weight_compression="int4" is NNCF's INT4_SYM in groups of 128 with all_layers: the
+    embedding and the output projection get 4-bit weights too (NNCF's default keeps them
+    8-bit), and decoding gives that compressed model's logits."""
+    args = ModelArgs(
+        dim=128,
+        n_layers=1,
+        n_heads=4,
+        n_kv_heads=2,
+        vocab_size=256,
+        max_seq_len=16,
+        max_context_len=16,
+        use_kv_cache=True,
+        enable_dynamic_shape=False,
+    )
+    torch.manual_seed(0)
+    model = llama.construct_transformer(args).eval()
+    example = (torch.tensor([[1]]), {"input_pos": torch.tensor([0])})
+    expected_model = nncf.compress_weights(
+        torch.export.export(model, example).module(),
+        mode=nncf.CompressWeightsMode.INT4_SYM,
+        group_size=128,
+        ratio=1.0,
+        all_layers=True,
+    )
+    manager = export_llm(
+        model,
+        args,
+        compile_specs=openvino_compile_specs(inference_precision="f32", dynamic_quantization_group_size=0),
+        weight_compression="int4",
+    )
+    path = tmp_path / "llama_int4.pte"
+    path.write_bytes(manager.buffer)
+    program = LoweredProgram(manager, path)
+
+    weights = _constant_types(program)
+    assert weights.get("i4", 0) == 9, weights  # embedding, 7 projections of the layer, output projection
+    assert "u8" not in weights and "i8" not in weights, weights
+    method = program.load_method()
+    for position, token in enumerate([1, 17, 42, 99]):
+        inputs = (torch.tensor([[token]]), torch.tensor([position]))
+        [logits] = method.execute(list(inputs))
+        with torch.no_grad():
+            expected = expected_model(inputs[0], {"input_pos": inputs[1]})
+        assert_close([logits.clone()], [expected], rtol=1e-3, atol=1e-3)
+
+
+def test_unknown_weight_compression_name_is_refused_before_exporting():
+    model, args = _small_llama()
+    with pytest.raises(ValueError, match=r"'int3' is not a named form; use one of \['int4', 'int8'\]"):
+        export_llm(model, args, weight_compression="int3")

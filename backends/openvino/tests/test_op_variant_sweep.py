@@ -126,12 +126,12 @@ def lower_cases(name: str, cases: Sequence[Case], tmp_path):
 
 
 def mismatch(got: Sequence[Any], want: Sequence[Any]) -> Optional[str]:
-    """Why a case's outputs differ from eager, or None: floats within FLOAT_TOLERANCE,
-    integers and bools exactly, dtypes and shapes always."""
+    """Why a case's outputs differ from eager, or None: floats within FLOAT_TOLERANCE (NaN where
+    eager has NaN), integers and bools exactly, dtypes and shapes always."""
     for index, (actual, expected) in enumerate(zip(got, want)):
         tolerance = FLOAT_TOLERANCE if expected.is_floating_point() else 0.0
         try:
-            torch.testing.assert_close(actual, expected, rtol=tolerance, atol=tolerance)
+            torch.testing.assert_close(actual, expected, rtol=tolerance, atol=tolerance, equal_nan=True)
         except AssertionError as error:
             return f"output {index}: {error}"
     return None

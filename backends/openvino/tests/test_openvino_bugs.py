@@ -483,3 +483,11 @@ def test_sixty_four_bit_in_32_bits():
     ignored = ops.parameter([1], np.float32)
     [large] = infer([ops.result(ops.constant(np.array([2**40], np.int64))), ops.result(ignored)], [ignored], f32(0))[:1]
     still_wrong("sixty_four_bit_in_32_bits", large[0] != 2**40, "an int64 constant of 2**40")
+
+
+def test_topk_nan_anywhere():
+    values = ops.parameter([4], np.float32)
+    [top_two] = infer(
+        [ops.topk(values, ops.constant(np.int64(2)), 0, "max", "value").output(0)], [values], f32(1, np.nan, 3, 2)
+    )
+    still_wrong("topk_nan_anywhere", not np.isnan(top_two[0]), "the top 2 of [1, nan, 3, 2]")

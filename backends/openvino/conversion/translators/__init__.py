@@ -10,9 +10,27 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List
 
+from ...edge_graph.twin_ops import twin_name
 from .embedding_bag import translate_embedding_bag
+from .histc import translate_histc
 from .scatter_reduce import translate_scatter_reduce
+from .search import (
+    translate_bucketize,
+    translate_bucketize_scalar,
+    translate_searchsorted,
+    translate_searchsorted_scalar,
+)
+from .selection import (
+    translate_kthvalue,
+    translate_median,
+    translate_median_dim,
+    translate_mode,
+    translate_nanmedian,
+    translate_nanmedian_dim,
+)
+from .sort import translate_argsort_stable, translate_sort, translate_sort_stable, translate_topk
 from .trunc import translate_trunc
+from .unique import translate_unique, translate_unique_consecutive, translate_unique_dim
 
 TRANSLATORS: Dict[str, Callable] = {
     "aten._embedding_bag.default": translate_embedding_bag,
@@ -21,9 +39,39 @@ TRANSLATORS: Dict[str, Callable] = {
     "aten.trunc.default": translate_trunc,
 }
 
+# Sorting, selection and set ops (issue 40): PyTorch's stable order, NaN largest (ordering.py).
+TRANSLATORS.update(
+    {
+        "aten.sort.stable": translate_sort_stable,
+        "aten.argsort.stable": translate_argsort_stable,
+        "aten.sort.default": translate_sort,
+        "aten.topk.default": translate_topk,
+        "aten.median.default": translate_median,
+        "aten.median.dim": translate_median_dim,
+        "aten.nanmedian.default": translate_nanmedian,
+        "aten.nanmedian.dim": translate_nanmedian_dim,
+        "aten.kthvalue.default": translate_kthvalue,
+        "aten.mode.default": translate_mode,
+        "aten._unique2.default": translate_unique,
+        "aten.unique_dim.default": translate_unique_dim,
+        "aten.unique_consecutive.default": translate_unique_consecutive,
+        "aten.bucketize.Tensor": translate_bucketize,
+        "aten.bucketize.Scalar": translate_bucketize_scalar,
+        "aten.searchsorted.Tensor": translate_searchsorted,
+        "aten.searchsorted.Scalar": translate_searchsorted_scalar,
+        "aten.histc.default": translate_histc,
+    }
+)
+
 
 def conversion_extensions() -> List[object]:
-    """One ``ConversionExtension`` per translator, to add to the frontend before converting."""
+    """``ConversionExtension``s of the translators, to add to the frontend before converting.
+
+    Each is registered under its op's name and under its twin's (edge_graph/twin_ops.py),
+    which the frontend's decoder reports for a twin node.
+    """
     from openvino.frontend.pytorch import ConversionExtension
 
-    return [ConversionExtension(name, translator) for name, translator in TRANSLATORS.items()]
+    return [
+        ConversionExtension(name, translator) for op, translator in TRANSLATORS.items() for name in (op, twin_name(op))
+    ]

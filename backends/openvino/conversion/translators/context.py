@@ -6,7 +6,7 @@ graph leaves out (a trailing default) is past ``get_input_size()``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 
 def constant_argument(context, index: int, default: Any) -> Any:
@@ -27,12 +27,12 @@ def is_none(context, index: int) -> bool:
         return False
 
 
-def string_argument(context, index: int, default: Any) -> Any:
-    """The value of a str argument, or `default` when it is left out.
+def string_argument(context, index: int, default: Optional[str]) -> Optional[str]:
+    """The value of a str argument (``side="right"``), or `default` when it is left out or None.
 
-    The FX decoder passes a str as a constant of its UTF-8 bytes, which
-    ``get_values_from_const_input`` refuses to read (OpenVINO 2026.4.1).
+    The FX decoder (seen on OpenVINO 2026.4.1) makes a str a uint8 constant of its bytes,
+    which ``get_values_from_const_input`` refuses.
     """
-    if index >= context.get_input_size():
+    if is_none(context, index):
         return default
-    return bytes(context.get_input(index).get_node().get_data()).decode("utf-8")
+    return bytes(context.get_input(index).get_node().get_data()).decode()

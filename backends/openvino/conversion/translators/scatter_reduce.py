@@ -24,7 +24,7 @@ Indices out of range raise in PyTorch; here the runtime checks indices the deleg
 reads as inputs (conversion/rewrites/index_bounds.py), and an index below ``-size``
 computed inside is refused by the plugin (scatter_indices_below_range.py).
 ``include_self``, a keyword argument, is read by position
-(passes/positional_translator_arguments.py).
+(conversion/translated_nodes.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
  *
  *   <path>: refused by parse_blob (InvalidArgument)
  *   <path>: parsed, refused by init (DelegateInvalidCompatibility)
- *   <path>: loaded and destroyed
+ *   <path>: loaded and destroyed (model facts 0x<the model facts parse_blob read>)
  *
  * The target aborts on anything unexpected, so a zero exit status means every
  * file either loaded or was refused cleanly with an error log line.
@@ -24,6 +24,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 extern "C" int etov_fuzz_last_outcome;
 extern "C" int etov_fuzz_last_error;
+extern "C" unsigned etov_fuzz_last_model_facts;
 
 int main(int argc, char** argv) {
   std::vector<std::string> files;
@@ -61,7 +62,7 @@ int main(int argc, char** argv) {
         std::printf("%s: parsed, refused by init (%s)\n", file.c_str(), error);
         break;
       default:
-        std::printf("%s: loaded and destroyed\n", file.c_str());
+        std::printf("%s: loaded and destroyed (model facts 0x%x)\n", file.c_str(), etov_fuzz_last_model_facts);
         break;
     }
     std::fflush(stdout);

@@ -128,7 +128,8 @@ void free_blob(void* context, void* data, size_t size) {
 /// 1 parsed but refused by init, 2 loaded (init and destroy succeeded).
 extern "C" {
 int etov_fuzz_last_outcome = 0;
-int etov_fuzz_last_error = 0;  // the ExecuTorch Error code init returned
+int etov_fuzz_last_error = 0;             // the ExecuTorch Error code init returned
+unsigned etov_fuzz_last_model_facts = 0;  // the model facts parse_blob read (BlobView::model_facts)
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -137,6 +138,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   error_log_lines = 0;
   Result<executorch_openvino::BlobView> view = executorch_openvino::parse_blob(data, size);
   const bool parsed = view.ok();
+  etov_fuzz_last_model_facts = parsed ? view->model_facts : 0;
   if (!parsed) {
     if (!is_expected_refusal(view.error())) fail("parse_blob refused with an unexpected error", view.error());
     if (error_log_lines == 0) fail("parse_blob refused without an error log line", view.error());
@@ -194,14 +196,16 @@ void mutate_part(std::vector<uint8_t>& part, size_t max_size) {
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
   backend();  // installs the quiet log before parse_blob logs anything
   std::minstd_rand random(seed);
-  if (random() % 2 == 0 || size < executorch_openvino::kBlobHeaderSize) {
+  if (random() % 2 == 0 || size < executorch_openvino::kBlobHeaderSizeV2) {
     return LLVMFuzzerMutate(data, size, max_size);
   }
   Result<executorch_openvino::BlobView> view = executorch_openvino::parse_blob(data, size);
   if (!view.ok()) {
     return LLVMFuzzerMutate(data, size, max_size);
   }
-  std::vector<uint8_t> header(data, data + executorch_openvino::kBlobHeaderSize);
+  // The header of the blob's own format version: the XML starts right after it.
+  const auto header_size = static_cast<size_t>(reinterpret_cast<const uint8_t*>(view->ir_xml.data()) - data);
+  std::vector<uint8_t> header(data, data + header_size);
   std::vector<uint8_t> xml(view->ir_xml.begin(), view->ir_xml.end());
   std::vector<uint8_t> weights(view->ir_weights, view->ir_weights + view->ir_weights_size);
   if (random() % 4 != 0) {

@@ -16,12 +16,19 @@
  */
 #pragma once
 
+#include <stddef.h>
+
 #define ETOV_API __attribute__((visibility("default")))
 
 namespace executorch_openvino {
 
+// Every string constant below has a twin in the Python package (the backend id,
+// the load-option keys, the tensor-name markers that lowering writes and this
+// runtime reads); tests/test_backend_id.py checks that each agrees with its twin
+// and that none lacks one.
+
 /// The id the delegate registers under. Must equal BACKEND_ID in
-/// backends/openvino/preprocess.py; tests/test_backend_id.py checks that they agree.
+/// backends/openvino/preprocess.py.
 inline constexpr const char kBackendId[] = "ExecutorchOpenvinoBackend";
 
 /// Load-option keys, for executorch::runtime::set_option (process-wide, or
@@ -29,6 +36,12 @@ inline constexpr const char kBackendId[] = "ExecutorchOpenvinoBackend";
 /// Program::load_method (one load). They win over the program's compile specs.
 inline constexpr const char kPrecisionKey[] = "inference_precision";  // "f32", "f16" or "bf16"
 inline constexpr const char kCacheDirKey[] = "cache_dir";             // a folder for OpenVINO's model cache
+/// "1": once compiled, give back memory the runtime did not allocate (off, "0", by
+/// default; docs/runtime.md says what it saves): unlock and drop the resident pages
+/// of a program mapped from its file, drop those of OpenVINO's mappings of the model
+/// cache's files, and trim glibc's heap. These change process-wide state that the
+/// application owns, so they are its choice.
+inline constexpr const char kGiveBackMemoryKey[] = "give_back_memory";
 
 /// The name a delegate's positions input carries when its KV cache grows by
 /// concatenation (conversion/rewrites/kv_cache_growth.py), followed by ".max=<positions the cache holds>".
@@ -57,9 +70,20 @@ ETOV_API const char* etov_backend_id();
 /// The build number of the OpenVINO release the library runs with.
 ETOV_API const char* etov_openvino_version();
 
-/// Sets a process-wide load option (kPrecisionKey or kCacheDirKey) for every
+/// Sets a process-wide load option (kPrecisionKey, kCacheDirKey, kGiveBackMemoryKey) for every
 /// delegate loaded afterwards; an empty value clears it. Returns an
 /// executorch::runtime::Error code: 0 on success.
 ETOV_API int etov_set_load_option(const char* key, const char* value);
+
+/// The configuration the runtime gives ov::Core::compile_model for a delegate
+/// lowered with the compile specs keys[i] = values[i], written into `out` as
+/// "KEY=VALUE" lines (a nested map's entries as "KEY.NESTED_KEY=VALUE"), sorted.
+/// has_fake_quantize: whether the IR has FakeQuantize operations (the blob's model
+/// facts); cpu_sums_exactly: 1 or 0 to say whether the CPU's 8-bit dot products are
+/// exact, -1 to ask this CPU. Returns an executorch::runtime::Error code: 0 on
+/// success, InvalidArgument for a bad spec or an `out` too small. Lowering's checking
+/// compile uses it (the Python package).
+ETOV_API int etov_compile_config(const char* const* keys, const char* const* values, size_t count,
+                                 int has_fake_quantize, int cpu_sums_exactly, char* out, size_t out_size);
 
 }  // extern "C"
