@@ -88,6 +88,11 @@ def _load() -> ctypes.CDLL:
             "with `pip install .` (or from a wheel) so that its C++ runtime is built."
         )
     built, installed = _built_against(), _installed_openvino()
+    if installed is None:
+        raise RuntimeLibraryUnavailable(
+            "executorch_openvino needs OpenVINO: `pip install openvino` "
+            f"(the runtime was built against OpenVINO {built or 'an unknown release'})."
+        )
     # OpenVINO's library name carries its release: a runtime built for another one
     # cannot load, and is not tried.
     if built is not None and installed is not None and _release(built) != _release(installed):
