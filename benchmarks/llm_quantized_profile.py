@@ -88,9 +88,12 @@ def _compressed_weight_bytes(compiled: ov.CompiledModel) -> Dict[str, int]:
     """Compressed matrix product layer -> bytes of its weight input as the plugin holds it."""
     sizes = {}
     for op in compiled.get_runtime_model().get_ops():
-        if op.get_rt_info()["layerType"].astype(str) != "FullyConnectedCompressed":
+        # The runtime model calls them FullyConnected; the counters FullyConnectedCompressed.
+        weight = op.input(1) if op.get_input_size() > 1 else None
+        if not op.get_rt_info()["layerType"].astype(str).startswith("FullyConnected") or weight is None:
             continue
-        weight = op.input(1)
+        if weight.get_element_type().is_real():
+            continue
         shape = weight.get_partial_shape().to_shape()
         sizes[op.get_friendly_name()] = int(np.prod(shape)) * weight.get_element_type().bitwidth // 8
     return sizes
