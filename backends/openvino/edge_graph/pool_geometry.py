@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import torch
+
+from .nodes import op_name
+
+#: The avg_pool ops with a window of their own in the edge graph, by their spatial dims.
+AVG_POOL_SPATIAL_DIMS = {"aten.avg_pool2d.default": 2, "aten.avg_pool3d.default": 3}
 
 
 def _ints(value: object, count: int) -> List[int]:
@@ -79,3 +84,12 @@ def _ceil_pooled_size(size: int, kernel: int, stride: int, padding: int) -> int:
     if (out - 1) * stride >= size + padding:
         out -= 1
     return out
+
+
+def avg_pools(graph: torch.fx.Graph) -> Iterator[Tuple[torch.fx.Node, "AvgPool", int]]:
+    """Each avg_pool2d/3d node of `graph` (a snapshot: the caller may edit the graph),
+    with its arguments and its number of spatial dims."""
+    for node in list(graph.nodes):
+        spatial = AVG_POOL_SPATIAL_DIMS.get(op_name(node)) if node.op == "call_function" else None
+        if spatial is not None:
+            yield node, AvgPool.of(node, spatial), spatial

@@ -22,12 +22,10 @@ from __future__ import annotations
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
-from ..edge_graph.nodes import op_name
-from ..edge_graph.pool_geometry import AvgPool
+from ..edge_graph.pool_geometry import AvgPool, avg_pools
 from ..workarounds import works_around
 from .graph_edits import emit, replace
 
-_SPATIAL = {"aten.avg_pool2d.default": 2, "aten.avg_pool3d.default": 3}
 aten = exir_ops.edge.aten
 
 
@@ -44,11 +42,7 @@ def is_static(pool: AvgPool) -> bool:
 def exact_ceil_mode_avg_pool(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph = graph_module.graph
     changed = False
-    for node in list(graph.nodes):
-        spatial = _SPATIAL.get(op_name(node)) if node.op == "call_function" else None
-        if spatial is None:
-            continue
-        pool = AvgPool.of(node, spatial)
+    for node, pool, spatial in avg_pools(graph):
         if not needs_explicit_padding(pool) or not is_static(pool):
             continue
         with graph.inserting_before(node):

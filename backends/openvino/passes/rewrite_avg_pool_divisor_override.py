@@ -16,22 +16,15 @@ import math
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
-from ..edge_graph.nodes import op_name
-from ..edge_graph.pool_geometry import AvgPool
+from ..edge_graph.pool_geometry import avg_pools
 from ..workarounds import works_around
-
-_SPATIAL = {"aten.avg_pool2d.default": 2, "aten.avg_pool3d.default": 3}
 
 
 @works_around("avg_pool_divisor_override_refused")
 def rewrite_avg_pool_divisor_override(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph = graph_module.graph
     changed = False
-    for node in list(graph.nodes):
-        spatial = _SPATIAL.get(op_name(node)) if node.op == "call_function" else None
-        if spatial is None:
-            continue
-        pool = AvgPool.of(node, spatial)
+    for node, pool, _ in avg_pools(graph):
         if pool.divisor_override is None or pool.has_window_past_padding():
             continue
         with graph.inserting_before(node):
