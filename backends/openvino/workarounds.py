@@ -43,6 +43,8 @@ class Workaround:
     seen_on: str = SEEN_ON
     #: The upstream issue that reports this behaviour, or None if none was found.
     upstream_issue: Optional[str] = None
+    #: The CPUs it shows on, where some CPUs compute it right; None: every CPU tried.
+    only_on: Optional[str] = None
 
 
 _ENTRIES = (
@@ -208,6 +210,7 @@ _ENTRIES = (
         "answers Greater and GreaterEqual with True where either side is NaN",
         ("conversion.rewrites.greater_as_less.compare_greater_as_less",),
         upstream_issue=_ISSUES + "31196",
+        only_on="CPUs with AVX-512 (seen on an Intel Xeon with AMX; an AVX2-only AMD EPYC compares NaN right)",
     ),
     Workaround(
         "integer_comparison_in_float32",

@@ -4,8 +4,8 @@
  * latency, and which delegates the method uses.
  *
  *   executorch-openvino-run model.pte [--input file.npy ...] [--method NAME]
- *       [--inference-precision f32|f16|bf16] [--cache-dir DIR] [--iterations N]
- *       [--save-outputs DIR] [--etdump FILE]
+ *       [--inference-precision f32|f16|bf16] [--cache-dir DIR] [--give-back-memory]
+ *       [--iterations N] [--save-outputs DIR] [--etdump FILE]
  *
  * Inputs come from the .npy files in order (one per tensor input, same dtype and
  * rank; a dynamic dimension may take any size up to its bound), or, without
@@ -77,13 +77,14 @@ struct Options {
   std::string cache_dir;
   std::string save_outputs;
   std::string etdump;
+  bool give_back_memory = false;
   long iterations = 10;
 };
 
 const char* kUsageText =
     "usage: executorch-openvino-run model.pte [--input file.npy ...] [--method NAME]\n"
-    "           [--inference-precision f32|f16|bf16] [--cache-dir DIR] [--iterations N]\n"
-    "           [--save-outputs DIR] [--etdump FILE]\n";
+    "           [--inference-precision f32|f16|bf16] [--cache-dir DIR] [--give-back-memory]\n"
+    "           [--iterations N] [--save-outputs DIR] [--etdump FILE]\n";
 
 int usage(const std::string& problem) {
   std::fprintf(stderr, "%s\n%s", problem.c_str(), kUsageText);
@@ -102,6 +103,10 @@ std::string parse(int argc, char** argv, Options& options) {
     if (arg.rfind("--", 0) != 0) {
       if (!options.program.empty()) return "one program only; also got " + arg;
       options.program = arg;
+      continue;
+    }
+    if (arg == "--give-back-memory") {  // a switch: takes no value
+      options.give_back_memory = true;
       continue;
     }
     const auto text = std::find_if(std::begin(texts), std::end(texts), [&](const auto& t) { return arg == t.first; });
@@ -393,16 +398,18 @@ int write_etdump(executorch::etdump::ETDumpGen& etdump, const std::string& path)
 }
 
 /// Per-load options for our delegate; they win over the program's compile specs.
-executorch::runtime::BackendOptions<2> load_options(const Options& options) {
-  executorch::runtime::BackendOptions<2> values;
+executorch::runtime::BackendOptions<3> load_options(const Options& options) {
+  executorch::runtime::BackendOptions<3> values;
   if (!options.precision.empty()) values.set_option(executorch_openvino::kPrecisionKey, options.precision.c_str());
   if (!options.cache_dir.empty()) values.set_option(executorch_openvino::kCacheDirKey, options.cache_dir.c_str());
+  if (options.give_back_memory) values.set_option(executorch_openvino::kGiveBackMemoryKey, "1");
   return values;
 }
 
 int run(const Options& options) {
-  // Mapped, as the Python runtime loads a path: the delegate then gives back the
-  // pages of weights that OpenVINO has repacked (runtime/resident_pages.h).
+  // Mapped, as the Python runtime loads a path: with --give-back-memory the delegate
+  // then gives back the pages of weights that OpenVINO has repacked
+  // (runtime/resident_pages.h).
   Result<executorch::extension::MmapDataLoader> loader =
       executorch::extension::MmapDataLoader::from(options.program.c_str());
   if (!loader.ok()) {

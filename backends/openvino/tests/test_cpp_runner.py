@@ -184,6 +184,16 @@ def test_runner_passes_load_options_to_the_delegate(split_program, tmp_path):
     assert any(cache_dir.iterdir()), "OpenVINO's model cache was not written to --cache-dir"
 
 
+def test_runner_gives_back_memory_on_request_and_computes_the_same(split_program, tmp_path):
+    model, path = split_program
+    x = torch.randn(4, 4)
+    np.save(tmp_path / "x.npy", x.numpy())
+    # A switch without a value: the program path may follow it.
+    run("--give-back-memory", "--input", tmp_path / "x.npy", "--iterations", 2, "--save-outputs", tmp_path, path)
+    got = torch.from_numpy(np.load(tmp_path / "output_0.npy"))
+    torch.testing.assert_close(got, model(x).detach(), rtol=1e-5, atol=1e-6)
+
+
 def test_runner_fails_the_load_on_an_unknown_precision(split_program):
     result = run(split_program[1], "--inference-precision", "f8", check=False)
     assert result.returncode == 3

@@ -12,6 +12,7 @@ delegate. Cases that crash or corrupt the process run in a subprocess.
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Callable, List, Sequence
 
 import numpy as np
@@ -307,7 +308,18 @@ def test_scatter_index_below_range():
     still_wrong("scatter_index_below_range", "accepted" in run.stdout, "a ScatterElementsUpdate index of -5 in 4")
 
 
+def cpu_has_avx512() -> bool:
+    try:
+        return "avx512f" in Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+
+
 def test_greater_with_nan():
+    if not cpu_has_avx512():
+        pytest.skip(
+            "the CPU plugin's AVX2 kernels compare NaN right; only an AVX-512 CPU shows whether a release fixed it"
+        )
     left, right = ops.parameter([2], np.float32), ops.parameter([2], np.float32)
     outputs = infer(
         [ops.greater(left, right), ops.greater_equal(left, right)], [left, right], f32(np.nan, 1), f32(0, np.nan)
