@@ -1,7 +1,7 @@
 """Ops that no ExecuTorch CPU kernel runs, written in core ATen ops before ExecuTorch decomposes the program.
 
 ``cumprod``, ``cummax``, ``cummin``, ``logcumsumexp``, ``fmax``, ``fmin``, ``addmv``,
-``nn.Bilinear`` and antialiased bilinear or bicubic ``interpolate`` are not core
+``nn.Bilinear``, ``round(decimals=)`` and antialiased bilinear or bicubic ``interpolate`` are not core
 ATen and have no kernel in ExecuTorch 1.5.1's portable library (what
 ``executorch.runtime`` links), and OpenVINO's PyTorch frontend converts none of
 them. Each has an exact form in core ATen ops that OpenVINO converts and the
@@ -30,7 +30,7 @@ from torch.export import ExportedProgram
 
 from ..edge_graph.nodes import matches_op_type
 from ..workarounds import not_a_workaround
-from . import antialiased_resize, nan_ignoring_extremes, products, scans
+from . import antialiased_resize, nan_ignoring_extremes, products, rounding, scans
 
 logger = logging.getLogger(__name__)
 aten = torch.ops.aten
@@ -43,6 +43,7 @@ DECOMPOSITIONS: Dict[torch._ops.OpOverload, Callable] = {
     aten.fmax.default: nan_ignoring_extremes.fmax,
     aten.fmin.default: nan_ignoring_extremes.fmin,
     aten.addmv.default: products.addmv,
+    aten.round.decimals: rounding.round_decimals,
     # nn.Bilinear: ExecuTorch would decompose it into aten._trilinear, which no kernel runs.
     aten.bilinear.default: products.bilinear,
     aten._upsample_bilinear2d_aa.default: antialiased_resize.upsample_bilinear2d_aa,

@@ -819,6 +819,14 @@ def wide_int_pair(dtype: torch.dtype):
     return make
 
 
+for decimals in (0, 1, 3):
+    add(f"round_decimals_{decimals}", lambda d=decimals: Fn(lambda x: torch.round(x * 10, decimals=d)), randn(4, 6))
+add(
+    "round_decimals_minus_1",
+    lambda: Fn(lambda x: torch.round(x * 100, decimals=-1)),
+    randn(4, 6),
+    non_core_aten=(torch.ops.aten.round.decimals,),
+)
 add("fmax_f32", lambda: Fn(torch.fmax), two_randn(3, 5))
 add("fmin_f32_broadcast", lambda: Fn(lambda a, b: torch.fmin(a, b[:1])), two_randn(3, 5))
 add("fmax_i32_ints_mixed_with_f32", lambda: Fn(lambda a, b: torch.fmax((a * 4).int(), b)), two_randn(3, 5))
@@ -1074,6 +1082,13 @@ RUNS_NOWHERE: Dict[str, RunsNowhere] = {
         "aten::_linalg_svd",
         "singular values have no exact OpenVINO form (no SVD op, and no closed form past 2x2), "
         + _no_kernel("_linalg_svd"),
+    ),
+    # Eager rounds the quotient x / 10: OpenVINO's CPU plugin divides through a
+    # reciprocal, up to an ulp off, which moves a tie by ten (decompositions/rounding.py).
+    "round_decimals_minus_1": RunsNowhere(
+        "aten::round",
+        "rounding to tens rounds a quotient that OpenVINO's division may put an ulp off, "
+        + _no_kernel("round.decimals"),
     ),
 }
 assert set(RUNS_NOWHERE) <= set(CASE_BY_NAME), "RUNS_NOWHERE names a case that does not exist"

@@ -15,7 +15,7 @@ from typing import List
 import pytest
 import torch
 import torch.nn.functional as F
-from executorch_openvino.decompositions import antialiased_resize, nan_ignoring_extremes, products, scans
+from executorch_openvino.decompositions import antialiased_resize, nan_ignoring_extremes, products, rounding, scans
 from harness import bitwise_equal
 
 SPECIAL = torch.tensor([0.0, -0.0, 1.0, -1.0, 2.0, float("nan"), float("inf"), -float("inf"), 0.5])
@@ -156,3 +156,20 @@ def test_antialiased_resize_to_one_pixel_wide_repeats_the_first_row_as_eager():
     want = F.interpolate(x, size=(4, 1), mode="bilinear", antialias=True)
     assert torch.equal(want, want[..., :1, :].expand_as(want))  # PyTorch's behaviour, still there
     assert close(antialiased_resize.upsample_bilinear2d_aa(x, [4, 1], False), want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_round_decimals_is_eagers_bit_for_bit_at_every_scale(dtype):
+    """Many scales (values from 1e-6 to 1e8 around ties), special values, and a factor past the
+    dtype's range (39 decimals: infinity in float32, so NaN everywhere, as eager gives)."""
+    generator = torch.Generator().manual_seed(0)
+    scales = 10.0 ** torch.randint(-6, 9, (5000,), generator=generator)
+    x = torch.cat([torch.randn(5000, generator=generator) * scales, SPECIAL, torch.tensor([1.445, 2.5, -0.125])])
+    x = x.to(dtype)
+    for decimals in (0, 1, 2, 3, 5, 8, 39, 400):
+        assert bitwise_equal(rounding.round_decimals(x, decimals), torch.round(x, decimals=decimals)), decimals
+
+
+@pytest.mark.parametrize("decimals, dtype", [(-1, torch.float32), (2, torch.int32)])
+def test_round_decimals_leaves_rounding_to_tens_and_integers_as_they_are(decimals, dtype):
+    assert rounding.round_decimals(torch.ones(3, dtype=dtype), decimals) is NotImplemented

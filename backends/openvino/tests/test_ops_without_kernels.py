@@ -1,7 +1,7 @@
 """Issue 40: ops that ran nowhere, and ops ExecuTorch's operator suite left on the CPU, run in OpenVINO.
 
 - ``fmax``, ``fmin``, ``addmv``, ``nn.Bilinear``, ``cumprod``, ``cummax``, ``cummin``,
-  ``logcumsumexp``, antialiased bicubic and bilinear ``interpolate`` and
+  ``logcumsumexp``, ``round(decimals=)``, antialiased bicubic and bilinear ``interpolate`` and
   ``scatter_reduce`` lower with the default ``EdgeCompileConfig`` (as users call
   ``to_edge_transform_and_lower``), leave nothing on the CPU and give eager's values on
   inputs with NaN, infinities, -0.0 and ties;
@@ -65,6 +65,7 @@ class OpsWithoutKernels(nn.Module):
             F.interpolate(image, size=(3, 4), mode="bicubic", antialias=True),
             F.interpolate(image, scale_factor=0.5, mode="bilinear", align_corners=True, antialias=True),
             torch.scatter_reduce(finite(x), 1, index, source, "mean"),
+            torch.round(x * 7, decimals=2),  # the last step divides by 100
         )
 
 
@@ -215,6 +216,22 @@ def test_lowering_warns_naming_an_op_no_kernel_runs(tmp_path, caplog):
     assert "aten._linalg_svd.default" in warnings[0] and "aten::_linalg_svd.U" in warnings[0]
     assert "Missing operator" in warnings[0]
     assert "aten::_linalg_svd.U" in lowered.cpu_ops()
+
+
+def test_rounding_to_tens_stays_on_the_cpu_and_lowering_warns(tmp_path, caplog):
+    """round(x, decimals=-1) rounds a quotient, which OpenVINO divides up to an ulp off (a tie
+    would move by ten): it is not written in core ATen ops, and no portable kernel runs it."""
+
+    class RoundToTens(nn.Module):
+        def forward(self, x):
+            return torch.round(x, decimals=-1)
+
+    config = EdgeCompileConfig(_core_aten_ops_exception_list=[torch.ops.aten.round.decimals])
+    with caplog.at_level(logging.WARNING, logger=MISSING_KERNELS_LOGGER):
+        lowered = lower(RoundToTens(), (torch.randn(4, 5),), tmp_path, edge_compile_config=config)
+    warnings = [record.getMessage() for record in caplog.records if record.name == MISSING_KERNELS_LOGGER]
+    assert len(warnings) == 1 and "aten.round.decimals" in warnings[0], warnings
+    assert lowered.cpu_ops() == ["aten::round.decimals_out"]
 
 
 class TransposeIdentity(nn.Module):
