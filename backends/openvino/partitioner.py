@@ -96,7 +96,7 @@ class OpenvinoPartitioner(Partitioner):
             self.options.effective_precision,
             may_run_on_cpu=cpu_settings_place(self.options.device) is not None,
         )
-        cpu_nodes = placement.copies_of_inputs()
+        cpu_nodes: Dict[str, str] = {}
         converted: Set[FrozenSet[str]] = set()
         # Moving a node out (a copy, a symbolic size crossing a boundary, a node
         # OpenVINO cannot convert) changes the partitions, so repeat until nothing
@@ -104,6 +104,8 @@ class OpenvinoPartitioner(Partitioner):
         while True:
             partitions = self._propose_partitions(exported_program, cpu_nodes)
             moved = _asserts_on_values_only_they_read(partitions)
+            if not moved:
+                moved = placement.input_copies_to_move_out([p.nodes for p in partitions])
             if not moved:
                 moved = placement.constant_copies_to_move_out([p.nodes for p in partitions])
             if not moved:

@@ -189,7 +189,7 @@ _ENTRIES = (
         "after the input tensor",
         (
             "conversion.rewrites.outputs.separate_returned_inputs",
-            "partition.copy_placement.CopyPlacement.copies_of_inputs",
+            "partition.copy_placement.CopyPlacement.input_copies_to_move_out",
         ),
     ),
     Workaround(

@@ -9,8 +9,10 @@ when nothing about it can come back different; otherwise it runs on the CPU too.
 
 The rules, each found with a trigger (see the README):
 - a copy whose source is a real input (a user input or a buffer the graph mutates)
-  runs on the CPU, unless the program computes nothing else and OpenVINO returns
-  each copy exactly through an Identity (copies_of_inputs);
+  and that leaves its partition runs on the CPU, unless the program computes nothing
+  else and OpenVINO returns each copy exactly through an Identity
+  (input_copies_to_move_out); a copy that only nodes of its own partition read stays,
+  since OpenVINO then reads the input where the copy was read and writes nothing back;
 - a copy of a constant (parameter, unmutated buffer, lifted tensor constant) that
   leaves its partition stays in it only when every reader of the constant is in
   that partition, no other output of the partition is a copy of the same constant,
@@ -65,8 +67,8 @@ class CopyPlacement:
         self._may_run_on_cpu = may_run_on_cpu
 
     @works_around("returned_input_not_copied")
-    def copies_of_inputs(self) -> Dict[str, str]:
-        """Copies whose source is a real input, by node name, with the reason.
+    def input_copies_to_move_out(self, partitions: Collection[Collection[torch.fx.Node]]) -> Dict[str, str]:
+        """Copies of real inputs that leave one of `partitions`, with the copies they read.
 
         A program that computes nothing but such copies (``x.transpose(0, 0)``, an
         ``alias_copy``) keeps them: there is no CPU part to save a boundary for, and the
@@ -74,11 +76,18 @@ class CopyPlacement:
         separate_returned_inputs), where the copy comes back exactly: its dtype is one
         OpenVINO returns exactly, its dim order the default, and a float one at f32.
         """
-        copies = [node for node in self._graph.nodes if is_copy(node) and self._is_input(copy_source(node))]
         computed = [node for node in self._graph.nodes if node.op == "call_function"]
+        copies = {node for node in computed if is_copy(node) and self._is_input(copy_source(node))}
         if copies and self._may_run_on_cpu and all(self._copies_exactly(node) for node in computed):
             return {}
-        return {node.name: "it copies an input, which OpenVINO would return as the input itself" for node in copies}
+        moved: Dict[str, str] = {}
+        for partition in partitions:
+            members = set(partition)
+            for node in members:
+                if node in copies and any(user not in members for user in node.users):
+                    for copy in copy_chain(node):
+                        moved.setdefault(copy.name, "it copies an input, which OpenVINO would return as the input itself")
+        return moved
 
     def _copies_exactly(self, node: torch.fx.Node) -> bool:
         """Whether OpenVINO's Identity returns this copy of an input exactly."""

@@ -68,6 +68,30 @@ def test_copy_of_input_with_dim_order_off_runs_on_the_cpu(tmp_path):
     _runs_like_eager(model, lowered, lambda: (torch.randn(4, 3),))
 
 
+class WritesIntoACopyOfItsInput(torch.nn.Module):
+    def __init__(self, accumulate: bool):
+        super().__init__()
+        self.accumulate = accumulate
+
+    def forward(self, x, index, values):
+        result = x.clone()
+        result.index_put_((index,), values, self.accumulate)
+        return result
+
+
+@pytest.mark.parametrize("accumulate", [False, True], ids=["put", "accumulate"])
+def test_copy_of_input_read_only_in_the_delegate_runs_there_and_leaves_the_input_alone(accumulate, tmp_path):
+    model = WritesIntoACopyOfItsInput(accumulate)
+    lowered = lower(model, (torch.randn(5, 2), torch.tensor([0, 2]), torch.randn(2, 2)), tmp_path)
+    assert lowered.cpu_ops() == [], f"the CPU ran {lowered.cpu_ops()}"
+    method = lowered.load_method()
+    for index in ([0, 2], [4, 1]):
+        inputs = (torch.randn(5, 2), torch.tensor(index), torch.randn(2, 2))
+        kept = [tensor.clone() for tensor in inputs]
+        assert_close(run(method, inputs), eager(model, inputs))
+        assert all(torch.equal(tensor, before) for tensor, before in zip(inputs, kept)), "an input was written"
+
+
 # Copies of constants
 
 

@@ -94,11 +94,30 @@ def compute_nodes(program) -> list:
     return [node for node in program.graph.nodes if node.op == "call_function"]
 
 
-def test_copy_of_an_input_is_placed_on_the_cpu():
+def test_copy_of_an_input_returned_from_its_partition_leaves_it():
     program = edge_program(ReturnsACopyOfItsInput(), torch.randn(3))
     clone = node_named(program, "clone")
-    placed = CopyPlacement(program, "f32").copies_of_inputs()
-    assert placed == {clone.name: "it copies an input, which OpenVINO would return as the input itself"}
+    moved = CopyPlacement(program, "f32").input_copies_to_move_out([compute_nodes(program)])
+    assert moved == {clone.name: "it copies an input, which OpenVINO would return as the input itself"}
+
+
+class WritesIntoACopyOfItsInput(torch.nn.Module):
+    def forward(self, x, index, values):
+        result = x.clone()
+        result.index_put_((index,), values)
+        return result
+
+
+def test_copy_of_an_input_read_only_inside_its_partition_stays_in_it():
+    program = edge_program(WritesIntoACopyOfItsInput(), torch.randn(5), torch.tensor([0, 2]), torch.randn(2))
+    assert CopyPlacement(program, "f32").input_copies_to_move_out([compute_nodes(program)]) == {}
+
+
+def test_copy_of_an_input_read_by_a_node_of_another_partition_leaves_its_own():
+    program = edge_program(WritesIntoACopyOfItsInput(), torch.randn(5), torch.tensor([0, 2]), torch.randn(2))
+    clone = node_named(program, "clone")
+    placement = CopyPlacement(program, "f32")
+    assert list(placement.input_copies_to_move_out([[clone]])) == [clone.name]
 
 
 class OnlyCopiesItsInput(torch.nn.Module):
@@ -108,11 +127,13 @@ class OnlyCopiesItsInput(torch.nn.Module):
 
 def test_a_program_of_input_copies_only_keeps_them_in_openvino_where_the_cpu_plugin_runs_it():
     program = edge_program(OnlyCopiesItsInput(), torch.randn(2, 3))
-    assert CopyPlacement(program, "f32").copies_of_inputs() == {}
+    partitions = [compute_nodes(program)]
+    assert CopyPlacement(program, "f32").input_copies_to_move_out(partitions) == {}
     # Without the CPU plugin there is no Identity to return the input through.
-    assert list(CopyPlacement(program, "f32", may_run_on_cpu=False).copies_of_inputs()) == ["aten_alias_copy_default"]
+    placement = CopyPlacement(program, "f32", may_run_on_cpu=False)
+    assert list(placement.input_copies_to_move_out(partitions)) == ["aten_alias_copy_default"]
     # A float copy at a lower precision could come back rounded.
-    assert list(CopyPlacement(program, "bf16").copies_of_inputs()) == ["aten_alias_copy_default"]
+    assert list(CopyPlacement(program, "bf16").input_copies_to_move_out(partitions)) == ["aten_alias_copy_default"]
 
 
 def test_copy_of_a_float_constant_stays_in_the_partition_at_f32():
