@@ -12,9 +12,15 @@ from .twin_ops import aten_name
 
 #: The edge ops that cast a tensor to another dtype (or copy it to another dim order).
 DTYPE_CASTS = frozenset({"aten._to_copy.default", "dim_order_ops._to_dim_order_copy.default"})
-#: ExecuTorch's dim-order copies: the conversion turns them back into aten ops that
-#: OpenVINO's frontend converts (DimOrderOpsRevertPass).
-DIM_ORDER_OPS = frozenset({"dim_order_ops._clone_dim_order.default", "dim_order_ops._to_dim_order_copy.default"})
+#: ExecuTorch's dim-order ops: the conversion turns them back into the aten ops
+#: (clone, _to_copy, empty) that OpenVINO's frontend converts (DimOrderOpsRevertPass).
+DIM_ORDER_OPS = frozenset(
+    {
+        "dim_order_ops._clone_dim_order.default",
+        "dim_order_ops._to_dim_order_copy.default",
+        "dim_order_ops._empty_dim_order.default",
+    }
+)
 
 
 def op_name(node: torch.fx.Node) -> str:

@@ -121,7 +121,23 @@ def _clamp_refusal(node: torch.fx.Node) -> Optional[str]:
         # clamp(int tensor, 2.5) is a float in PyTorch; the frontend casts the bounds to
         # the integer type instead (a uint8 clamp_min(x, -3.5) gave 253).
         return f"it clamps {value.dtype} values into {result.dtype}; OpenVINO's frontend computes in {value.dtype}"
+    if _bounds_exact_in_float32(node):
+        return None
     return _in_float32_refusal(node)
+
+
+def _bounds_exact_in_float32(node: torch.fx.Node) -> bool:
+    """Whether an integer clamp between two bounds of at most 2**24 comes back exact in float32.
+
+    Rounding to float32 keeps the order of values and leaves such bounds as they are:
+    a value at or past a bound still clamps to it, and one between the bounds is below
+    2**24 and exact (checked on OpenVINO 2026.4.1 at +-(2**31 - 1), int32 and int64, in
+    tests/test_integer_reductions.py). With one bound missing, a value past 2**24
+    comes back changed (relu(2**31 - 1) gave -2**31).
+    """
+    bounds = [node.args[1] if len(node.args) > 1 else node.kwargs.get("min")]
+    bounds.append(node.args[2] if len(node.args) > 2 else node.kwargs.get("max"))
+    return all(isinstance(bound, int) and abs(bound) <= _FLOAT32_EXACT_BELOW for bound in bounds)
 
 
 @works_around("integer_matmul_in_float32")

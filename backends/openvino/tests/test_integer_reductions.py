@@ -180,3 +180,33 @@ def test_an_integer_clamp_to_float_bounds_runs_on_the_cpu(tmp_path):
     lowered = lower(model, inputs[0], tmp_path)
     assert "aten::clamp.out" in lowered.cpu_ops()
     assert_runs_like_eager(model, lowered, inputs)
+
+
+class ClampBetween(torch.nn.Module):
+    def __init__(self, low, high):
+        super().__init__()
+        self.low, self.high = low, high
+
+    def forward(self, x):
+        return torch.clamp(x, self.low, self.high)
+
+
+def _extremes(dtype):
+    values = [-(2**31), -16777217, -16777216, -5, 0, 7, 15, 16, 16777215, 16777216, 16777217, 2**31 - 1]
+    return torch.tensor(values, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("low, high", [(0, 15), (-(2**24), 2**24)], ids=["index_range", "widest_exact"])
+def test_an_integer_clamp_between_bounds_of_at_most_2_pow_24_runs_in_openvino_exactly(dtype, low, high, tmp_path):
+    # Replicate padding clamps int64 indices this way (arange(-1, 17).clamp(0, 15)).
+    inputs = [(_extremes(dtype),), (_extremes(dtype).flip(0) // 3,)]
+    check_against_eager(ClampBetween(low, high), inputs, tmp_path, expect_delegated=["aten.clamp.default"])
+
+
+def test_an_integer_clamp_with_one_bound_runs_on_the_cpu(tmp_path):
+    model = ClampBetween(0, None)
+    inputs = [(_extremes(torch.int32),), (_extremes(torch.int32).flip(0),)]
+    lowered = lower(model, inputs[0], tmp_path)
+    assert "aten::clamp.out" in lowered.cpu_ops()
+    assert_runs_like_eager(model, lowered, inputs)

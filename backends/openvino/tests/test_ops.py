@@ -164,6 +164,19 @@ def test_conv2d_matches_eager(tmp_path):
     )
 
 
+@pytest.mark.parametrize("mode", ["replicate", "circular", "reflect"])
+def test_conv2d_padding_mode_runs_wholly_in_openvino(mode, tmp_path):
+    # replicate clamps int64 indices into range; circular fills an empty tensor.
+    inputs = [(floats(2, 3, 8, 8),) for _ in range(2)]
+    lowered = check_against_eager(
+        WithWeights(lambda: torch.nn.Conv2d(3, 4, 3, padding=1, padding_mode=mode)),
+        inputs,
+        tmp_path,
+        expect_delegated=["aten.convolution.default"],
+    )
+    assert lowered.cpu_ops() == [], f"the CPU ran {lowered.cpu_ops()}"
+
+
 def test_layer_norm_matches_eager(tmp_path):
     inputs = [(floats(2, 5, 8),) for _ in range(2)]
     check_against_eager(
