@@ -86,7 +86,9 @@ class CopyPlacement:
             for node in members:
                 if node in copies and any(user not in members for user in node.users):
                     for copy in copy_chain(node):
-                        moved.setdefault(copy.name, "it copies an input, which OpenVINO would return as the input itself")
+                        moved.setdefault(
+                            copy.name, "it copies an input, which OpenVINO would return as the input itself"
+                        )
         return moved
 
     def _copies_exactly(self, node: torch.fx.Node) -> bool:
