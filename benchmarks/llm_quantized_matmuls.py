@@ -1,0 +1,175 @@
+"""A quantized decode step split in two: its matrix products alone, and the rest of the step,
+ours against XNNPACK's 8da4w, in one process and alternating rounds.
+
+    python benchmarks/llm_quantized_matmuls.py                  # dim 1024 x 8 layers, context 256
+    python benchmarks/llm_quantized_matmuls.py --shape 1b --contexts 1024
+
+The model is llm_quantized.py's Llama (random weights). Each engine times two programs:
+- the whole decode step (a static export, the cache filled to 60% of the context);
+- the step's matrix products alone: every linear layer of the model (the same weights,
+  quantized the same way: NNCF's `--form` for ours, 8da4w in groups of 128 for XNNPACK)
+  applied once to one token's activations, in one program that returns each product.
+What a step takes beyond its matrix products (attention, the KV cache, norms, rotary
+embedding, the embedding row, the call) is the difference. The quantized-LLM issue's
+target: that part of ours no slower than XNNPACK's on every CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Callable, Dict, List
+
+import torch
+from _common import environment, print_header, print_table, setup_logging
+from executorch.runtime import Runtime
+from executorch_openvino import OpenvinoPartitioner
+from llm_engines import ExecutorchEngine, decode_ms, xnnpack_partitioner
+from llm_quantized import SHAPES, XNNPACK_GROUP, llama, nncf_compressed, nncf_settings, write_pte, xnnpack_8da4w
+
+
+class MatrixProductsOfAStep(torch.nn.Module):
+    """Every linear layer of `model` (the same modules), each applied once to one token."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.layers = torch.nn.ModuleList(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+        self.widths = sorted({layer.in_features for layer in self.layers})
+
+    def forward(self, *activations: torch.Tensor) -> List[torch.Tensor]:
+        by_width = {tensor.shape[-1]: tensor for tensor in activations}
+        return [layer(by_width[layer.in_features]) for layer in self.layers]
+
+    def example(self, seed: int = 0) -> tuple:
+        generator = torch.Generator().manual_seed(seed)
+        return tuple(torch.randn(1, 1, width, generator=generator) for width in self.widths)
+
+
+def products_pte(module: MatrixProductsOfAStep, quantized: torch.nn.Module, partitioner, path: Path) -> Path:
+    """Lowers the matrix products (`quantized`, called like `module`) to `path`."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    if not path.exists():
+        with torch.no_grad():
+            exported = torch.export.export(quantized, module.example())
+            path.write_bytes(to_edge_transform_and_lower(exported, partitioner=[partitioner]).to_executorch().buffer)
+    return path
+
+
+def nncf_products(module: MatrixProductsOfAStep, form: str) -> torch.nn.Module:
+    import nncf
+
+    with torch.no_grad():
+        exported = torch.export.export(module, module.example())
+    return nncf.compress_weights(exported.module(), **nncf_settings(form))
+
+
+def xnnpack_products(module: MatrixProductsOfAStep) -> torch.nn.Module:
+    import copy
+
+    from executorch.examples.models.llama.source_transformation.quantize import quantize
+
+    return quantize(copy.deepcopy(module), "8da4w", group_size=XNNPACK_GROUP)
+
+
+class ProductsEngine:
+    """Calls a matrix-products program with one token's activations."""
+
+    def __init__(self, pte: Path, module: MatrixProductsOfAStep) -> None:
+        self.method = Runtime.get().load_program(pte).load_method("forward")
+        self.inputs = list(module.example(1))
+
+    def ms(self, calls: int) -> float:
+        import time
+
+        self.method.execute(self.inputs)
+        begin = time.perf_counter()
+        for _ in range(calls):
+            self.method.execute(self.inputs)
+        return 1e3 * (time.perf_counter() - begin) / calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", choices=list(SHAPES), default="1024")
+    parser.add_argument("--contexts", type=int, nargs="+", default=[256])
+    parser.add_argument("--form", default="int4_sym:128:all", help="ours: mode[:group[:all]], as llm_quantized.py")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tokens", type=int, default=16, help="decode steps (and product calls) per round")
+    parser.add_argument("--folder", type=Path, help="where the programs go; files already there are kept")
+    options = parser.parse_args()
+    setup_logging()
+    import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - registers llama::custom_sdpa
+    import executorch.kernels.quantized  # noqa: F401 - 8da4w's quantize ops outside XNNPACK, if any
+
+    folder = options.folder or Path(tempfile.mkdtemp(prefix="llm_quantized_matmuls_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    env = environment()
+    stem = options.form.replace(":", "_")
+    rows: List[List[object]] = []
+    for context in options.contexts:
+        model = llama(options.shape, context, dynamic=False)
+        products = MatrixProductsOfAStep(model)
+        steps: Dict[str, Callable] = {
+            "ours": ExecutorchEngine(
+                write_pte(
+                    nncf_compressed(model, options.form, False, context),
+                    OpenvinoPartitioner(),
+                    False,
+                    context,
+                    folder / f"ours_{stem}_{context}.pte",
+                )
+            ),
+            "XNNPACK 8da4w": ExecutorchEngine(
+                write_pte(
+                    xnnpack_8da4w(model), xnnpack_partitioner(), False, context, folder / f"xnnpack_{context}.pte"
+                )
+            ),
+        }
+        alone = {
+            "ours": ProductsEngine(
+                products_pte(
+                    products,
+                    nncf_products(products, options.form),
+                    OpenvinoPartitioner(),
+                    folder / f"products_ours_{stem}.pte",
+                ),
+                products,
+            ),
+            "XNNPACK 8da4w": ProductsEngine(
+                products_pte(
+                    products, xnnpack_products(products), xnnpack_partitioner(), folder / "products_xnnpack.pte"
+                ),
+                products,
+            ),
+        }
+        start = int(0.6 * context)
+        step_ms: Dict[str, List[float]] = {name: [] for name in steps}
+        products_ms: Dict[str, List[float]] = {name: [] for name in steps}
+        for round_index in range(options.rounds):
+            names = list(steps) if round_index % 2 == 0 else list(reversed(list(steps)))
+            for name in names:
+                step_ms[name].append(decode_ms(steps[name], start, options.tokens))
+                products_ms[name].append(alone[name].ms(options.tokens))
+        for name in steps:
+            step, matmuls = statistics.median(step_ms[name]), statistics.median(products_ms[name])
+            rows.append([context, name, step, matmuls, step - matmuls])
+        xnnpack_rest = rows[-1][4]
+        rows[-2].append(rows[-2][4] / xnnpack_rest)
+        rows[-1].append(1.0)
+    shape = SHAPES[options.shape]
+    print_header(
+        f"Quantized Llama, dim {shape['dim']}, {shape['layers']} layers, vocab 32000, random weights: a decode "
+        f"step and its {len(products.layers)} matrix products alone (ours {options.form}), "
+        f"{options.rounds} alternating rounds, medians",
+        env,
+    )
+    print_table(
+        ["context", "engine", "step ms", "matrix products alone ms", "rest of the step ms", "rest / XNNPACK's"], rows
+    )
+
+
+if __name__ == "__main__":
+    main()
