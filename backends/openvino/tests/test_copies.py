@@ -250,6 +250,27 @@ def test_copy_of_mutated_buffer_is_right_over_two_calls(tmp_path):
         assert_close(run(method, inputs), eager(reference, inputs))
 
 
+def test_copy_of_mutated_buffer_read_only_in_the_delegate_runs_there_and_is_right_over_calls(tmp_path):
+    class ReadsTheOldState(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("state", torch.zeros(4))
+
+        def forward(self, x):
+            before = self.state.clone()
+            self.state.add_(x)
+            return torch.sin(before) * 2 + self.state
+
+    model = ReadsTheOldState()
+    reference = copy.deepcopy(model)
+    lowered = lower(model, (torch.randn(4),), tmp_path)
+    assert CLONE in lowered.delegated_ops() and lowered.cpu_ops() == [], f"the CPU ran {lowered.cpu_ops()}"
+    method = lowered.load_method()
+    for _ in range(3):
+        inputs = (torch.randn(4),)
+        assert_close(run(method, inputs), eager(reference, inputs))
+
+
 def test_program_stores_a_copied_constant_once(tmp_path):
     class M(torch.nn.Module):
         def __init__(self):
