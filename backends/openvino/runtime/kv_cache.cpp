@@ -208,8 +208,11 @@ Error CacheSequence::trim_to(int64_t positions) {
       ov::Coordinate begin(held.get_shape().size(), 0);
       ov::Coordinate end(held.get_shape());
       end[static_cast<size_t>(cache.axis)] = static_cast<size_t>(positions);
-      // get_state can be a view of the state's own memory (the CPU plugin's plain
-      // states), which set_state would then overwrite while reading it: copy first.
+      // Copy the kept part into a dense tensor first: get_state can be a view of the
+      // state's own memory (the CPU plugin's plain states), which set_state would then
+      // overwrite while reading it; and given the region-of-interest view itself, the
+      // CPU plugin's KV-cache states (fused into its attention) came back with other
+      // values than a fresh fill to the same position (OpenVINO 2026.4.1).
       ov::Shape kept_shape = held.get_shape();
       kept_shape[static_cast<size_t>(cache.axis)] = static_cast<size_t>(positions);
       ov::Tensor kept(held.get_element_type(), kept_shape);
