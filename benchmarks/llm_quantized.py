@@ -5,6 +5,7 @@ compressed stateful IR, in one process and alternating rounds.
     python benchmarks/llm_quantized.py                        # dim 1024 x 8 layers, contexts 256 and 1024
     python benchmarks/llm_quantized.py --shape 1b --contexts 1024 --no-prefill --no-accuracy
     python benchmarks/llm_quantized.py --forms int4_sym:128 int4_sym:128:all int4_asym:128 int8_asym
+    python benchmarks/llm_quantized.py --contexts 1024 --forms int4_sym:128:all --kv-cache-u8 --accuracy-prompt 896
 
 The model is the Llama of ExecuTorch's examples with random weights: `--shape 1024`
 is dim 1024, 8 layers, 16 heads, 4 KV heads; `--shape 1b` is Llama 3.2 1B's shape
@@ -20,7 +21,10 @@ them in 8 bits). For each context and form:
   OpenVINO's own defaults (its precision hint, u8 KV cache and dynamic quantization, as
   OpenVINO GenAI runs a stateful LLM on a CPU) and with `--extra-config`;
 - prefill: dynamic-length exports, `--prompt` tokens in one call (ours and XNNPACK);
-- accuracy: 64 greedy tokens from a 16-token prompt through one loaded method, against
+- with `--kv-cache-u8`, a row of ours per form with `kv_cache_precision="u8"` (OpenVINO's
+  CPU default for the KV cache, as OpenVINO GenAI runs it);
+- accuracy: 64 greedy tokens after a 16-token prompt (`--accuracy-prompt` for a longer
+  one, to see a long context) through one loaded method, against
   the quantized eager model each engine was made from (NNCF's compressed model, or the
   8da4w model): how many of the 64 tokens agree with eager's greedy tokens (stopping at
   the first difference), and the largest relative logit error over the steps where the
@@ -177,11 +181,13 @@ def runtime_config(**specs) -> Dict[str, object]:
     return parse_compile_specs(openvino_compile_specs(**specs)).compile_config()
 
 
-def accuracy(engine: Callable, reference: Callable, context: int, steps: int = 64) -> Tuple[int, float]:
+def accuracy(
+    engine: Callable, reference: Callable, context: int, steps: int = 64, prompt_length: int = 16
+) -> Tuple[int, float]:
     """(greedy tokens that agree with the reference's, largest relative logit error) over
-    `steps` greedy steps (fewer where the context is shorter) after a 16-token prompt
-    fed one token per call."""
-    prompt = torch.randint(0, 32000, (16,), generator=torch.Generator().manual_seed(2)).tolist()
+    `steps` greedy steps (fewer where the context is shorter) after a `prompt_length`-token
+    prompt fed one token per call."""
+    prompt = torch.randint(0, 32000, (prompt_length,), generator=torch.Generator().manual_seed(2)).tolist()
     steps = min(steps, context - len(prompt))
     worst, agreed, token = 0.0, 0, None
     for position in range(len(prompt) + steps):
@@ -209,6 +215,12 @@ def main() -> None:
     parser.add_argument("--no-accuracy", action="store_true")
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--no-xnnpack", action="store_true")
+    parser.add_argument(
+        "--kv-cache-u8", action="store_true", help="one more row of ours per form with kv_cache_precision='u8'"
+    )
+    parser.add_argument(
+        "--accuracy-prompt", type=int, default=16, help="prompt tokens before the accuracy's 64 greedy steps"
+    )
     parser.add_argument("--extra-config", default="", help="KEY=VALUE,... for one more OpenVINO-alone row")
     parser.add_argument(
         "--folder",
@@ -246,6 +258,15 @@ def main() -> None:
                 folder / f"ours_{stem}_dq0_{context}.pte",
             )
             references[f"ours {form}"] = references[f"ours {form}, f32 activations"] = Eager(compressed)
+            if options.kv_cache_u8:
+                ptes[f"ours {form}, u8 KV cache"] = write_pte(
+                    compressed,
+                    OpenvinoPartitioner(openvino_compile_specs(kv_cache_precision="u8")),
+                    False,
+                    context,
+                    folder / f"ours_{stem}_kvu8_{context}.pte",
+                )
+                references[f"ours {form}, u8 KV cache"] = references[f"ours {form}"]
             ir = converted_ir(compressed, folder / f"ir_{stem}_{context}.xml")
             alone[f"OpenVINO alone {form}, our config"] = OpenvinoAlone(ir, runtime_config())
             alone[f"OpenVINO alone {form}, its defaults"] = OpenvinoAlone(ir, {"PERFORMANCE_HINT": "LATENCY"})
@@ -312,7 +333,9 @@ def main() -> None:
             )
         if not options.no_accuracy:
             for name, reference in references.items():
-                agreed, worst = accuracy(ExecutorchEngine(ptes[name]), reference, context)
+                agreed, worst = accuracy(
+                    ExecutorchEngine(ptes[name]), reference, context, prompt_length=options.accuracy_prompt
+                )
                 accuracy_rows.append([context, name, f"{agreed}/64", worst])
         print(f"context {context}: decode from position {start}")
     shape = SHAPES[options.shape]
@@ -339,7 +362,8 @@ def main() -> None:
     )
     if accuracy_rows:
         print(
-            "\nAgainst the quantized eager model each engine was made from (64 greedy tokens after a 16-token prompt)"
+            "\nAgainst the quantized eager model each engine was made from "
+            f"(64 greedy tokens after a {options.accuracy_prompt}-token prompt)"
         )
         print_table(["context", "engine", "greedy tokens agreeing", "max relative logit error"], accuracy_rows)
 
