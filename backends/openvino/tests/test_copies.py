@@ -230,45 +230,39 @@ def test_copy_of_constant_at_f16_precision_keeps_only_the_integer_copy(tmp_path)
     assert torch.equal(got[0], model.weights) and torch.equal(got[1], model.ids)
 
 
-def test_copy_of_mutated_buffer_is_right_over_two_calls(tmp_path):
-    class Accumulator(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.register_buffer("state", torch.zeros(4))
+class CopiesItsOldState(torch.nn.Module):
+    """Adds its input to a buffer after copying the buffer's old value."""
 
-        def forward(self, x):
-            before = self.state.clone()
-            self.state.add_(x)
+    def __init__(self, returns_the_copy: bool):
+        super().__init__()
+        self.returns_the_copy = returns_the_copy
+        self.register_buffer("state", torch.zeros(4))
+
+    def forward(self, x):
+        before = self.state.clone()
+        self.state.add_(x)
+        if self.returns_the_copy:
             return before, torch.sin(before)
+        return torch.sin(before) * 2 + self.state
 
-    model = Accumulator()
+
+def _lowered_and_right_over_calls(model, tmp_path, calls: int):
     reference = copy.deepcopy(model)
     lowered = lower(model, (torch.randn(4),), tmp_path)
     method = lowered.load_method()
-    for _ in range(2):
+    for _ in range(calls):
         inputs = (torch.randn(4),)
         assert_close(run(method, inputs), eager(reference, inputs))
+    return lowered
+
+
+def test_copy_of_mutated_buffer_is_right_over_two_calls(tmp_path):
+    _lowered_and_right_over_calls(CopiesItsOldState(returns_the_copy=True), tmp_path, calls=2)
 
 
 def test_copy_of_mutated_buffer_read_only_in_the_delegate_runs_there_and_is_right_over_calls(tmp_path):
-    class ReadsTheOldState(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.register_buffer("state", torch.zeros(4))
-
-        def forward(self, x):
-            before = self.state.clone()
-            self.state.add_(x)
-            return torch.sin(before) * 2 + self.state
-
-    model = ReadsTheOldState()
-    reference = copy.deepcopy(model)
-    lowered = lower(model, (torch.randn(4),), tmp_path)
+    lowered = _lowered_and_right_over_calls(CopiesItsOldState(returns_the_copy=False), tmp_path, calls=3)
     assert CLONE in lowered.delegated_ops() and lowered.cpu_ops() == [], f"the CPU ran {lowered.cpu_ops()}"
-    method = lowered.load_method()
-    for _ in range(3):
-        inputs = (torch.randn(4),)
-        assert_close(run(method, inputs), eager(reference, inputs))
 
 
 def test_program_stores_a_copied_constant_once(tmp_path):
