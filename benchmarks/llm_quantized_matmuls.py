@@ -17,8 +17,10 @@ target: that part of ours no slower than XNNPACK's on every CPU.
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable, Dict, List
 
@@ -67,8 +69,6 @@ def nncf_products(module: MatrixProductsOfAStep, form: str) -> torch.nn.Module:
 
 
 def xnnpack_products(module: MatrixProductsOfAStep) -> torch.nn.Module:
-    import copy
-
     from executorch.examples.models.llama.source_transformation.quantize import quantize
 
     return quantize(copy.deepcopy(module), "8da4w", group_size=XNNPACK_GROUP)
@@ -82,8 +82,6 @@ class ProductsEngine:
         self.inputs = list(module.example(1))
 
     def ms(self, calls: int) -> float:
-        import time
-
         self.method.execute(self.inputs)
         begin = time.perf_counter()
         for _ in range(calls):

@@ -26,7 +26,7 @@ The rules, each found with a trigger (see the README):
 from __future__ import annotations
 
 import logging
-from typing import Collection, Dict, FrozenSet, Optional, Set
+from typing import Callable, Collection, Dict, FrozenSet, List, Optional, Set
 
 import torch
 from torch.export import ExportedProgram
@@ -62,33 +62,33 @@ class CopyPlacement:
         self._constants: Set[str] = set(signature.inputs_to_parameters)
         self._constants |= {name for name, buffer in signature.inputs_to_buffers.items() if buffer not in mutated}
         self._constants |= set(signature.inputs_to_lifted_tensor_constants)
-        self._graph = program.graph_module.graph
         self._precision = precision
-        self._may_run_on_cpu = may_run_on_cpu
+        self._input_copies = self._input_copies_needing_the_cpu(program.graph_module.graph, may_run_on_cpu)
 
-    @works_around("returned_input_not_copied")
-    def input_copies_to_move_out(self, partitions: Collection[Collection[torch.fx.Node]]) -> Dict[str, str]:
-        """Copies of real inputs that leave one of `partitions`, with the copies they read.
+    def _input_copies_needing_the_cpu(self, graph: torch.fx.Graph, may_run_on_cpu: bool) -> FrozenSet[torch.fx.Node]:
+        """The copies of real inputs, which run on the CPU wherever they leave their partition.
 
         A program that computes nothing but such copies (``x.transpose(0, 0)``, an
-        ``alias_copy``) keeps them: there is no CPU part to save a boundary for, and the
+        ``alias_copy``) keeps them all: there is no CPU part to save a boundary for, and the
         delegate returns each through an Identity (conversion/rewrites/outputs.py,
         separate_returned_inputs), where the copy comes back exactly: its dtype is one
         OpenVINO returns exactly, its dim order the default, and a float one at f32.
         """
-        computed = [node for node in self._graph.nodes if node.op == "call_function"]
-        copies = {node for node in computed if is_copy(node) and self._is_input(copy_source(node))}
-        if copies and self._may_run_on_cpu and all(self._copies_exactly(node) for node in computed):
-            return {}
+        computed = [node for node in graph.nodes if node.op == "call_function"]
+        copies = frozenset(node for node in computed if is_copy(node) and self._is_input(copy_source(node)))
+        if copies and may_run_on_cpu and all(self._copies_exactly(node) for node in computed):
+            return frozenset()
+        return copies
+
+    @works_around("returned_input_not_copied")
+    def input_copies_to_move_out(self, partitions: Collection[Collection[torch.fx.Node]]) -> Dict[str, str]:
+        """Copies of real inputs that leave one of `partitions`, with the copies they read."""
         moved: Dict[str, str] = {}
         for partition in partitions:
             members = set(partition)
-            for node in members:
-                if node in copies and any(user not in members for user in node.users):
-                    for copy in copy_chain(node):
-                        moved.setdefault(
-                            copy.name, "it copies an input, which OpenVINO would return as the input itself"
-                        )
+            for node in _copies_leaving(members, self._input_copies.__contains__):
+                for copy in copy_chain(node):
+                    moved.setdefault(copy.name, "it copies an input, which OpenVINO would return as the input itself")
         return moved
 
     def _copies_exactly(self, node: torch.fx.Node) -> bool:
@@ -108,13 +108,7 @@ class CopyPlacement:
         moved: Dict[str, str] = {}
         for partition in partitions:
             members = set(partition)
-            leaving = [
-                node
-                for node in members
-                if is_copy(node)
-                and self._is_constant(copy_source(node))
-                and any(user not in members for user in node.users)
-            ]
+            leaving = _copies_leaving(members, lambda node: self._is_constant(copy_source(node)))
             for node in leaving:
                 reason = self._why_constant_copy_leaves(node, members, leaving)
                 if reason is not None:
@@ -142,3 +136,10 @@ class CopyPlacement:
 
     def _is_constant(self, node: torch.fx.Node) -> bool:
         return node.op == "placeholder" and node.name in self._constants
+
+
+def _copies_leaving(members: Set[torch.fx.Node], wanted: Callable[[torch.fx.Node], bool]) -> List[torch.fx.Node]:
+    """The `wanted` copies among `members` that a node outside them reads."""
+    return [
+        node for node in members if is_copy(node) and wanted(node) and any(user not in members for user in node.users)
+    ]
