@@ -1,0 +1,170 @@
+"""Going back in a quantized LLM's KV cache: a call at an earlier position against the
+next decode step, for ours, OpenVINO alone on the same IR and XNNPACK 8da4w, in one
+process and alternating rounds.
+
+    python benchmarks/llm_going_back.py                      # dim 1024 x 8 layers, contexts 256 and 1024
+    python benchmarks/llm_going_back.py --shape 1b --contexts 1024 --folder DIR
+
+A chat application that regenerates an answer calls again at the position where the
+answer began. The cache is filled to 60% of the context plus `--cut` positions; each
+repeat then times a decode step at the next position, and a call `--cut` positions
+back (going back), and refills the cut positions untimed. Engines:
+- ours: the runtime cuts each grown cache to the kept positions before the call
+  (runtime/kv_cache.cpp);
+- OpenVINO alone, compiled from our IR with our runtime's configuration, cut as OpenVINO
+  GenAI trims a stateful LLM's cache (`get_state`, a dense copy of the kept part,
+  `set_state`), with each part timed;
+- XNNPACK 8da4w with ExecuTorch's custom KV-cache op, whose cache keeps every slot and
+  writes at the call's position: going back is a plain call for it.
+Target (the quantized-LLM issue): going back costs no more than a decode step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Dict, List
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+import openvino as ov  # noqa: E402
+import torch  # noqa: E402
+from _common import environment, print_header, print_table, setup_logging  # noqa: E402
+from executorch_openvino import OpenvinoPartitioner  # noqa: E402
+from llm_engines import ExecutorchEngine, xnnpack_partitioner  # noqa: E402
+from llm_quantized import SHAPES, converted_ir, llama, nncf_compressed, runtime_config, write_pte, xnnpack_8da4w  # noqa: E402
+
+
+class OpenvinoAloneCut:
+    """Our IR compiled by ov.Core alone; a call before the cache's end first cuts every
+    state of four dimensions along its position axis (2), the way OpenVINO GenAI's
+    `trim_kv_cache` does, and records how long each part took."""
+
+    def __init__(self, ir: ov.Model, config: Dict[str, object]) -> None:
+        self.request = ov.Core().compile_model(ir, "CPU", config).create_infer_request()
+        self.filled = 0
+        self.parts: Dict[str, List[float]] = {"get_state": [], "dense copy": [], "set_state": []}
+
+    def cut(self, kept: int) -> None:
+        spent = {name: 0.0 for name in self.parts}
+        for state in self.request.query_state():
+            begin = time.perf_counter()
+            held = state.state
+            got = time.perf_counter()
+            shape = list(held.shape)
+            if len(shape) != 4:
+                continue
+            shape[2] = kept
+            dense = ov.Tensor(held.element_type, ov.Shape(shape))
+            ov.Tensor(held, ov.Coordinate([0, 0, 0, 0]), ov.Coordinate(shape)).copy_to(dense)
+            copied = time.perf_counter()
+            state.state = dense
+            spent["get_state"] += got - begin
+            spent["dense copy"] += copied - got
+            spent["set_state"] += time.perf_counter() - copied
+        for name, seconds in spent.items():
+            self.parts[name].append(1e3 * seconds)
+
+    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
+        if position == 0:
+            self.request.reset_state()
+        elif position < self.filled:
+            self.cut(position)
+        self.request.infer([tokens.numpy(), np.array([position])], share_inputs=True)
+        self.filled = position + tokens.shape[1]
+        return torch.from_numpy(self.request.get_output_tensor(0).data)
+
+
+def token_at(position: int) -> torch.Tensor:
+    return torch.tensor([[1 + position % 100]])
+
+
+def step_and_going_back_ms(engine: Callable, back: int, cut: int, repeats: int) -> tuple:
+    """Medians over `repeats` of (a decode step at back + cut, a call at back), the cache
+    holding positions 0..back + cut - 1 before each; the cut positions are refilled untimed."""
+    steps, goings_back = [], []
+    for _ in range(repeats):
+        begin = time.perf_counter()
+        engine(token_at(back + cut), back + cut)
+        steps.append(1e3 * (time.perf_counter() - begin))
+        begin = time.perf_counter()
+        engine(token_at(back), back)
+        goings_back.append(1e3 * (time.perf_counter() - begin))
+        for position in range(back + 1, back + cut):
+            engine(token_at(position), position)
+    return steps, goings_back
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", choices=list(SHAPES), default="1024")
+    parser.add_argument("--contexts", type=int, nargs="+", default=[256, 1024])
+    parser.add_argument("--form", default="int4_sym:128:all", help="mode[:group[:all]], as in llm_quantized.py")
+    parser.add_argument("--cut", type=int, default=15, help="positions a call goes back")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=4, help="steps and goings back per round and engine")
+    parser.add_argument("--no-xnnpack", action="store_true")
+    parser.add_argument("--folder", type=Path, help="where programs and IRs go, kept for a second run")
+    options = parser.parse_args()
+    setup_logging()
+    import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - registers llama::custom_sdpa
+
+    folder = options.folder or Path(tempfile.mkdtemp(prefix="llm_going_back_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    env = environment()
+    stem = options.form.replace(":", "_")
+    rows: List[List[object]] = []
+    part_rows: List[List[object]] = []
+    for context in options.contexts:
+        model = llama(options.shape, context, dynamic=False)
+        compressed = nncf_compressed(model, options.form, False, context)
+        engines: Dict[str, Callable] = {
+            f"ours {options.form}": ExecutorchEngine(
+                write_pte(compressed, OpenvinoPartitioner(), False, context, folder / f"ours_{stem}_{context}.pte")
+            ),
+        }
+        alone = OpenvinoAloneCut(converted_ir(compressed, folder / f"ir_{stem}_{context}.xml"), runtime_config())
+        engines[f"OpenVINO alone {options.form}, GenAI's cut"] = alone
+        if not options.no_xnnpack:
+            pte = write_pte(
+                xnnpack_8da4w(model), xnnpack_partitioner(), False, context, folder / f"xnnpack_{context}.pte"
+            )
+            engines["XNNPACK 8da4w"] = ExecutorchEngine(pte)
+        del compressed
+        back = int(0.6 * context)
+        if back + options.cut >= context:
+            raise SystemExit(f"--cut {options.cut} does not fit after position {back} in a context of {context}")
+        for engine in engines.values():
+            for position in range(back + options.cut):
+                engine(token_at(position), position)
+        steps: Dict[str, List[float]] = {name: [] for name in engines}
+        goings_back: Dict[str, List[float]] = {name: [] for name in engines}
+        for round_index in range(options.rounds):
+            names = list(engines) if round_index % 2 == 0 else list(reversed(list(engines)))
+            for name in names:
+                step, going_back = step_and_going_back_ms(engines[name], back, options.cut, options.repeats)
+                steps[name] += step
+                goings_back[name] += going_back
+        for name in engines:
+            step, going_back = statistics.median(steps[name]), statistics.median(goings_back[name])
+            rows.append([context, name, step, going_back, going_back / step])
+        part_rows.append([context] + [statistics.median(times) for times in alone.parts.values()])
+    shape = SHAPES[options.shape]
+    print_header(
+        f"Going back {options.cut} positions to 60% of the context, quantized Llama dim {shape['dim']}, "
+        f"{shape['layers']} layers, {shape['kv_heads']} KV heads, random weights: {options.rounds} alternating "
+        f"rounds of {options.repeats}, medians",
+        env,
+    )
+    print_table(["context", "engine", "decode step ms", "going back ms", "going back / step"], rows)
+    print("\nOpenVINO alone: the parts of GenAI's cut over all states (ms, medians)")
+    print_table(["context", "get_state", "dense copy", "set_state"], part_rows)
+
+
+if __name__ == "__main__":
+    main()
