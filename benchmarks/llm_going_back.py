@@ -27,7 +27,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -84,9 +84,10 @@ def token_at(position: int) -> torch.Tensor:
     return torch.tensor([[1 + position % 100]])
 
 
-def step_and_going_back_ms(engine: Callable, back: int, cut: int, repeats: int) -> tuple:
-    """Medians over `repeats` of (a decode step at back + cut, a call at back), the cache
-    holding positions 0..back + cut - 1 before each; the cut positions are refilled untimed."""
+def step_and_going_back_ms(engine: Callable, back: int, cut: int, repeats: int) -> Tuple[List[float], List[float]]:
+    """The times (ms) of `repeats` decode steps at back + cut and of as many calls at
+    back, the cache holding positions 0..back + cut - 1 before each; the cut positions
+    are refilled untimed."""
     steps, goings_back = [], []
     for _ in range(repeats):
         begin = time.perf_counter()
