@@ -24,9 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import tempfile
 import time
-from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -37,7 +35,17 @@ import torch  # noqa: E402
 from _common import environment, print_header, print_table, setup_logging  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner  # noqa: E402
 from llm_engines import ExecutorchEngine, xnnpack_partitioner  # noqa: E402
-from llm_quantized import SHAPES, converted_ir, llama, nncf_compressed, runtime_config, write_pte, xnnpack_8da4w  # noqa: E402
+from llm_quantized import (  # noqa: E402
+    SHAPES,
+    add_model_arguments,
+    converted_ir,
+    llama,
+    nncf_compressed,
+    programs_folder,
+    runtime_config,
+    write_pte,
+    xnnpack_8da4w,
+)
 
 
 class OpenvinoAloneCut:
@@ -103,20 +111,16 @@ def step_and_going_back_ms(engine: Callable, back: int, cut: int, repeats: int) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", choices=list(SHAPES), default="1024")
-    parser.add_argument("--contexts", type=int, nargs="+", default=[256, 1024])
+    add_model_arguments(parser, contexts=[256, 1024], rounds=5)
     parser.add_argument("--form", default="int4_sym:128:all", help="mode[:group[:all]], as in llm_quantized.py")
     parser.add_argument("--cut", type=int, default=15, help="positions a call goes back")
-    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=4, help="steps and goings back per round and engine")
     parser.add_argument("--no-xnnpack", action="store_true")
-    parser.add_argument("--folder", type=Path, help="where programs and IRs go, kept for a second run")
     options = parser.parse_args()
     setup_logging()
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - registers llama::custom_sdpa
 
-    folder = options.folder or Path(tempfile.mkdtemp(prefix="llm_going_back_"))
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = programs_folder(options.folder, "llm_going_back_")
     env = environment()
     stem = options.form.replace(":", "_")
     rows: List[List[object]] = []

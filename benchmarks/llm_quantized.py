@@ -45,7 +45,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -203,12 +203,30 @@ def accuracy(
     return agreed, worst
 
 
+def add_model_arguments(parser: argparse.ArgumentParser, contexts: List[int], rounds: int) -> None:
+    """--shape, --contexts, --rounds and --folder, as every quantized-LLM benchmark takes them."""
+    parser.add_argument("--shape", choices=list(SHAPES), default="1024")
+    parser.add_argument("--contexts", type=int, nargs="+", default=contexts)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    parser.add_argument(
+        "--folder",
+        type=Path,
+        help="where the programs and IRs go; files a run with the same folder wrote are kept, so that a "
+        "second run only times them (a new temporary folder without it)",
+    )
+
+
+def programs_folder(folder: Optional[Path], prefix: str) -> Path:
+    """The --folder given, or a new temporary folder named with `prefix`."""
+    folder = folder or Path(tempfile.mkdtemp(prefix=prefix))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", choices=list(SHAPES), default="1024")
-    parser.add_argument("--contexts", type=int, nargs="+", default=[256, 1024])
+    add_model_arguments(parser, contexts=[256, 1024], rounds=3)
     parser.add_argument("--forms", nargs="+", default=["int4_sym:128", "int8_asym"], help="mode[:group[:all]]")
-    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=8, help="decode steps per round and engine")
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--no-prefill", action="store_true")
@@ -222,19 +240,12 @@ def main() -> None:
         "--accuracy-prompt", type=int, default=16, help="prompt tokens before the accuracy's 64 greedy steps"
     )
     parser.add_argument("--extra-config", default="", help="KEY=VALUE,... for one more OpenVINO-alone row")
-    parser.add_argument(
-        "--folder",
-        type=Path,
-        help="where the programs and IRs go; files a run with the same folder wrote are kept, so that a "
-        "second run only times them (a new temporary folder without it)",
-    )
     options = parser.parse_args()
     setup_logging()
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - registers llama::custom_sdpa
     import executorch.kernels.quantized  # noqa: F401 - 8da4w's quantize ops outside XNNPACK, if any
 
-    folder = options.folder or Path(tempfile.mkdtemp(prefix="llm_quantized_"))
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = programs_folder(options.folder, "llm_quantized_")
     env = environment()
     rows: List[List[object]] = []
     accuracy_rows: List[List[object]] = []

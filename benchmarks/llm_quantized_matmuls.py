@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import copy
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Dict, List
@@ -29,7 +28,17 @@ from _common import environment, print_header, print_table, setup_logging
 from executorch.runtime import Runtime
 from executorch_openvino import OpenvinoPartitioner
 from llm_engines import ExecutorchEngine, decode_ms, xnnpack_partitioner
-from llm_quantized import SHAPES, XNNPACK_GROUP, llama, nncf_compressed, nncf_settings, write_pte, xnnpack_8da4w
+from llm_quantized import (
+    SHAPES,
+    XNNPACK_GROUP,
+    add_model_arguments,
+    llama,
+    nncf_compressed,
+    nncf_settings,
+    programs_folder,
+    write_pte,
+    xnnpack_8da4w,
+)
 
 
 class MatrixProductsOfAStep(torch.nn.Module):
@@ -91,19 +100,15 @@ class ProductsEngine:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", choices=list(SHAPES), default="1024")
-    parser.add_argument("--contexts", type=int, nargs="+", default=[256])
+    add_model_arguments(parser, contexts=[256], rounds=5)
     parser.add_argument("--form", default="int4_sym:128:all", help="ours: mode[:group[:all]], as llm_quantized.py")
-    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=16, help="decode steps (and product calls) per round")
-    parser.add_argument("--folder", type=Path, help="where the programs go; files already there are kept")
     options = parser.parse_args()
     setup_logging()
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - registers llama::custom_sdpa
     import executorch.kernels.quantized  # noqa: F401 - 8da4w's quantize ops outside XNNPACK, if any
 
-    folder = options.folder or Path(tempfile.mkdtemp(prefix="llm_quantized_matmuls_"))
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = programs_folder(options.folder, "llm_quantized_matmuls_")
     env = environment()
     stem = options.form.replace(":", "_")
     rows: List[List[object]] = []
