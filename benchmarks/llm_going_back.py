@@ -15,7 +15,11 @@ back (going back), and refills the cut positions untimed. Engines:
   GenAI trims a stateful LLM's cache (`get_state`, a dense copy of the kept part,
   `set_state`), with each part timed;
 - XNNPACK 8da4w with ExecuTorch's custom KV-cache op, whose cache keeps every slot and
-  writes at the call's position: going back is a plain call for it.
+  writes at the call's position: going back is a plain call for it;
+- OpenVINO alone on the IR converted without our growth rewrite (the model's own
+  cache of max_seq_len slots as OpenVINO state, written at the call's position and
+  masked), the design in which going back is a plain call for OpenVINO too
+  (`--no-slots` leaves it out).
 Target (the quantized-LLM issue): going back costs no more than a decode step.
 """
 
@@ -37,8 +41,10 @@ from executorch_openvino import OpenvinoPartitioner  # noqa: E402
 from llm_engines import ExecutorchEngine, xnnpack_partitioner  # noqa: E402
 from llm_quantized import (  # noqa: E402
     SHAPES,
+    OpenvinoAlone,
     add_model_arguments,
     converted_ir,
+    kv_cache_kept_in_slots,
     llama,
     nncf_compressed,
     programs_folder,
@@ -116,6 +122,7 @@ def main() -> None:
     parser.add_argument("--cut", type=int, default=15, help="positions a call goes back")
     parser.add_argument("--repeats", type=int, default=4, help="steps and goings back per round and engine")
     parser.add_argument("--no-xnnpack", action="store_true")
+    parser.add_argument("--no-slots", action="store_true", help="leave out OpenVINO alone with the cache in slots")
     options = parser.parse_args()
     setup_logging()
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - registers llama::custom_sdpa
@@ -135,6 +142,10 @@ def main() -> None:
         }
         alone = OpenvinoAloneCut(converted_ir(compressed, folder / f"ir_{stem}_{context}.xml"), runtime_config())
         engines[f"OpenVINO alone {options.form}, GenAI's cut"] = alone
+        if not options.no_slots:
+            with kv_cache_kept_in_slots():
+                slots_ir = converted_ir(compressed, folder / f"ir_slots_{stem}_{context}.xml")
+            engines[f"OpenVINO alone {options.form}, cache in slots"] = OpenvinoAlone(slots_ir, runtime_config())
         if not options.no_xnnpack:
             pte = write_pte(
                 xnnpack_8da4w(model), xnnpack_partitioner(), False, context, folder / f"xnnpack_{context}.pte"

@@ -39,13 +39,14 @@ XNNPACK's; resident growth <= 1.2x the weight bytes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import os
 import statistics
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -147,6 +148,22 @@ def converted_ir(module: torch.nn.Module, path: Path) -> ov.Model:
     ir = to_openvino_model(edge.exported_program())
     ov.save_model(ir, path, compress_to_fp16=False)
     return ir
+
+
+@contextlib.contextmanager
+def kv_cache_kept_in_slots() -> Iterator[None]:
+    """Conversion without the rewrite that makes the KV cache grow
+    (conversion/rewrites/kv_cache_growth.py), for comparison only: the cache stays the
+    slots the model writes at its positions."""
+    from executorch_openvino.conversion import rewrites
+    from executorch_openvino.conversion.rewrites.kv_cache_growth import grow_kv_caches
+
+    every_rewrite = list(rewrites.REWRITES)
+    rewrites.REWRITES[:] = [rewrite for rewrite in every_rewrite if rewrite.__name__ != grow_kv_caches.__name__]
+    try:
+        yield
+    finally:
+        rewrites.REWRITES[:] = every_rewrite
 
 
 class OpenvinoAlone:

@@ -12,7 +12,9 @@ reads them again: a node's time per step over those steps is
 (mean_after x calls_after - mean_before x calls_before) / steps. Tables: per
 configuration, the step's wall time and its time inside nodes; per node type, time
 per step and the kernels (exec types) the plugin chose; the compressed matrix
-products together, with the bandwidth their weight bytes were read at.
+products together, with the bandwidth their weight bytes were read at. `--slots` adds
+our configuration on the IR converted without the growth rewrite (the cache kept in
+the model's slots, as benchmarks/llm_going_back.py compares it).
 """
 
 from __future__ import annotations
@@ -37,7 +39,14 @@ torch.set_num_threads(1)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import environment, print_header, print_table, setup_logging  # noqa: E402
-from llm_quantized import SHAPES, converted_ir, llama, nncf_compressed, runtime_config  # noqa: E402
+from llm_quantized import (  # noqa: E402
+    SHAPES,
+    converted_ir,
+    kv_cache_kept_in_slots,
+    llama,
+    nncf_compressed,
+    runtime_config,
+)
 
 CONFIGS = {
     "ours (default specs)": lambda: runtime_config(),
@@ -107,16 +116,22 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--folder", type=Path)
+    parser.add_argument("--slots", action="store_true", help="also profile the IR with the cache kept in slots")
     options = parser.parse_args()
     setup_logging()
     folder = options.folder or Path(tempfile.mkdtemp(prefix="llm_quantized_profile_"))
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"ir_{options.form.replace(':', '_')}_{options.context}.xml"
+    stem = f"{options.form.replace(':', '_')}_{options.context}"
+    path, slots_path = folder / f"ir_{stem}.xml", folder / f"ir_slots_{stem}.xml"
     module = None
-    if not path.exists():
+    if not path.exists() or (options.slots and not slots_path.exists()):
         module = nncf_compressed(llama(options.shape, options.context, False), options.form, False, options.context)
     ir = converted_ir(module, path)
     engines = {name: Profiled(ir, make()) for name, make in CONFIGS.items()}
+    if options.slots:
+        with kv_cache_kept_in_slots():
+            slots_ir = converted_ir(module, slots_path)
+        engines["ours (default specs), cache in slots"] = Profiled(slots_ir, runtime_config())
     start = int(0.6 * options.context)
     walls: Dict[str, List[float]] = defaultdict(list)
     nodes: Dict[str, List[Dict[str, Tuple[str, str, float]]]] = defaultdict(list)
