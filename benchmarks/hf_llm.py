@@ -37,7 +37,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Dict, List
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -46,9 +46,9 @@ import executorch_openvino  # noqa: E402,F401 - registers the delegate
 import torch  # noqa: E402
 from _common import environment, max_rel_err, print_header, print_table, setup_logging  # noqa: E402
 from executorch.exir import to_edge_transform_and_lower  # noqa: E402
-from executorch.runtime import Runtime  # noqa: E402
 from executorch_openvino import openvino_compile_specs  # noqa: E402
 from executorch_openvino.llm.huggingface import export_huggingface_llm  # noqa: E402
+from llm_engines import ExecutorchEngine, decode_ms  # noqa: E402
 
 INT4 = {"mode": "int4_sym", "group_size": 128}
 LLAMA_1024 = dict(
@@ -116,31 +116,6 @@ def xnnpack_through_transformers(model: torch.nn.Module, context: int, path: Pat
     return path
 
 
-class Engine:
-    def __init__(self, pte: Path) -> None:
-        self.method = Runtime.get().load_program(pte).load_method("forward")
-
-    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
-        return self.method.execute([tokens, torch.tensor([position])])[0]
-
-
-def next_token(logits: torch.Tensor) -> int:
-    return int(logits.reshape(-1, logits.shape[-1])[-1].argmax())
-
-
-def decode_ms(engine: Callable, start: int, steps: int) -> float:
-    """Fills the cache one token per call up to `start` (untimed), then times `steps` greedy steps."""
-    import time
-
-    for position in range(start):
-        engine(torch.tensor([[1 + position % 100]]), position)
-    token = 1
-    begin = time.perf_counter()
-    for position in range(start, start + steps):
-        token = next_token(engine(torch.tensor([[token]]), position))
-    return 1e3 * (time.perf_counter() - begin) / steps
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, help="a Hugging Face model folder; the random dim-1024 Llama without it")
@@ -171,7 +146,7 @@ def main() -> None:
     for entry in options.optimum:
         name, _, path = entry.partition("=")
         programs[name] = Path(path)
-    engines = {name: Engine(path) for name, path in programs.items()}
+    engines = {name: ExecutorchEngine(path) for name, path in programs.items()}
     with torch.no_grad():
         eager_first = model(torch.tensor([[1]])).logits[0, -1]
     errors = {
