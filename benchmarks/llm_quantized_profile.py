@@ -23,7 +23,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -45,6 +44,7 @@ from llm_quantized import (  # noqa: E402
     kv_cache_kept_in_slots,
     llama,
     nncf_compressed,
+    programs_folder,
     runtime_config,
 )
 
@@ -119,8 +119,7 @@ def main() -> None:
     parser.add_argument("--slots", action="store_true", help="also profile the IR with the cache kept in slots")
     options = parser.parse_args()
     setup_logging()
-    folder = options.folder or Path(tempfile.mkdtemp(prefix="llm_quantized_profile_"))
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = programs_folder(options.folder, "llm_quantized_profile_")
     stem = f"{options.form.replace(':', '_')}_{options.context}"
     path, slots_path = folder / f"ir_{stem}.xml", folder / f"ir_slots_{stem}.xml"
     module = None
