@@ -221,38 +221,71 @@ def test_family_decodes_like_transformers(family, tmp_path):
             assert_close([logits.clone()], [expected], rtol=1e-4, atol=1e-4)
 
 
-def test_int4_weights_from_the_command_decode_like_the_compressed_model(llama, tmp_path):
-    """--weight-compression goes through export_llm's NNCF call: OpenVINO receives 4-bit
-    weights, the cache stays state, and decoding gives the compressed model's logits (with the
-    activations kept f32; OpenVINO's default int8 activations move them by about 1e-2)."""
-    nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
-    from executorch_openvino.llm.huggingface import HuggingFaceDecoder
-    from harness import LoweredProgram
-
-    folder = llama[0]
-    pte = tmp_path / "llama_int4.pte"
-    export_main(
-        ["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT)]
-        + ["--weight-compression", "int4_sym", "--group-size", "16", "--precision", "f32"]
-        + ["--dynamic-quantization-group-size", "0"]  # f32 activations: the compressed model's values
-    )
-    model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True).eval()
-    example = (torch.tensor([[BOS]]), {"input_pos": torch.tensor([0])})
-    with torch.no_grad():
-        exported = torch.export.export(HuggingFaceDecoder(model, CONTEXT, dynamic_shape=False), example)
-    compressed = nncf.compress_weights(exported.module(), mode=nncf.CompressWeightsMode.INT4_SYM, group_size=16)
-
+def weight_types_in(pte: Path) -> set:
+    """The element types of the constants OpenVINO receives in the program's one delegate."""
     from executorch.exir._serialize._program import deserialize_pte_binary
     from harness import model_in_blob
 
     [blob] = deserialize_pte_binary(pte.read_bytes()).program.backend_delegate_data
-    assert "i4" in {op.get_output_element_type(0).get_type_name() for op in model_in_blob(bytes(blob.data)).get_ops()}
+    model = model_in_blob(bytes(blob.data))
+    return {op.get_output_element_type(0).get_type_name() for op in model.get_ops() if op.get_type_name() == "Constant"}
+
+
+def assert_decodes_like_nncf(pte: Path, folder: Path, **compress_weights) -> None:
+    """Token-by-token logits of the program against NNCF's compressed eager decoder."""
+    nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
+    from executorch_openvino.llm.huggingface import HuggingFaceDecoder
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, local_files_only=True).eval()
+    example = (torch.tensor([[BOS]]), {"input_pos": torch.tensor([0])})
+    with torch.no_grad():
+        exported = torch.export.export(HuggingFaceDecoder(model, CONTEXT, dynamic_shape=False), example)
+    compressed = nncf.compress_weights(exported.module(), **compress_weights)
     method = LoweredProgram(None, pte).load_method()
     for position, token in enumerate([BOS, 17, 42, 99, 5, 150]):
         [logits] = method.execute([torch.tensor([[token]]), torch.tensor([position])])
         with torch.no_grad():
             expected = compressed(torch.tensor([[token]]), {"input_pos": torch.tensor([position])})
         assert_close([logits.clone()], [expected], rtol=1e-3, atol=1e-3)
+
+
+# f32 activations: the compressed model's values (OpenVINO's default int8 activations move them by about 1e-2).
+EXACT_ACTIVATIONS = ["--precision", "f32", "--dynamic-quantization-group-size", "0"]
+
+
+def test_int4_weights_from_the_command_decode_like_the_compressed_model(llama, tmp_path):
+    """--weight-compression goes through export_llm's NNCF call: OpenVINO receives 4-bit
+    weights, the cache stays state, and decoding gives the compressed model's logits."""
+    nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
+
+    folder = llama[0]
+    pte = tmp_path / "llama_int4.pte"
+    export_main(
+        ["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT)]
+        + ["--weight-compression", "int4_sym", "--group-size", "16", *EXACT_ACTIVATIONS]
+    )
+    assert "i4" in weight_types_in(pte)
+    assert_decodes_like_nncf(pte, folder, mode=nncf.CompressWeightsMode.INT4_SYM, group_size=16)
+
+
+def test_int4_form_makes_a_tied_embedding_4_bit_and_decodes_like_nncf(tokenizer_path, tmp_path):
+    """The named form docs/huggingface.md shows, on a folder whose embedding is also its output
+    projection (Gemma 2 ties them): every weight is 4-bit, the tied one included, and decoding
+    gives NNCF's logits for the same arguments (WEIGHT_COMPRESSION_FORMS["int4"])."""
+    nncf = pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
+    from executorch_openvino.llm import WEIGHT_COMPRESSION_FORMS
+
+    folder = model_folder("gemma2", tokenizer_path, tmp_path / "gemma2")
+    assert transformers.AutoConfig.from_pretrained(folder).tie_word_embeddings
+    pte = tmp_path / "gemma2_int4.pte"
+    export_main(
+        ["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT)]
+        + ["--weight-compression", "int4", "--group-size", "16", *EXACT_ACTIVATIONS]  # 16: the model is 32 wide
+    )
+    types = weight_types_in(pte)
+    assert "i4" in types and not types & {"i8", "u8"}, types
+    form = {**WEIGHT_COMPRESSION_FORMS["int4"], "group_size": 16}
+    assert_decodes_like_nncf(pte, folder, **{**form, "mode": nncf.CompressWeightsMode(form["mode"])})
 
 
 def test_hf_option_without_transformers_names_the_extra(monkeypatch, tmp_path):
