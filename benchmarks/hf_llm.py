@@ -13,9 +13,10 @@ fastest decode of each), fills the cache one token per call to 60% of the contex
 (untimed), then times ``--tokens`` greedy steps; the table gives the median over the
 rounds. Engines:
 - ours f32: ``export_huggingface_llm(folder, dynamic_shape=False)`` at f32 inference
-  precision; ours INT4: with ``weight_compression={"mode": "int4_sym", "group_size": 128}``
-  (NNCF; the lm_head and embedding stay 8-bit, NNCF's default), at f32 activations and
-  with ``dynamic_quantization_group_size=32`` (int8 activations, as XNNPACK's 8da4w);
+  precision; ours int4: with ``weight_compression="int4"`` (NNCF's INT4_SYM in groups of
+  128, every layer; docs/llm.md#quantized-llms), with the default compile specs (OpenVINO's
+  int8 activations on CPUs with VNNI or AMX, as XNNPACK's 8da4w) and with
+  ``dynamic_quantization_group_size=0`` (f32 activations);
 - XNNPACK through transformers: ``TorchExportableModuleForDecoderOnlyLM`` (its static
   cache, sdpa attention), exported and lowered with ``XnnpackPartitioner``; INT4: torchao's
   ``Int8DynamicActivationIntxWeightConfig(int4, PerGroup(128))`` on the linear layers
@@ -50,7 +51,6 @@ from executorch_openvino import openvino_compile_specs  # noqa: E402
 from executorch_openvino.llm.huggingface import export_huggingface_llm  # noqa: E402
 from llm_engines import ExecutorchEngine, decode_ms  # noqa: E402
 
-INT4 = {"mode": "int4_sym", "group_size": 128}
 LLAMA_1024 = dict(
     vocab_size=32000,
     hidden_size=1024,
@@ -136,9 +136,9 @@ def main() -> None:
     context = options.context
     programs = {
         "ours f32": ours(folder, context, work / "ours_f32.pte"),
-        "ours INT4, f32 activations": ours(folder, context, work / "ours_int4.pte", INT4),
-        "ours INT4, int8 activations": ours(
-            folder, context, work / "ours_int4_dq.pte", INT4, dynamic_quantization_group_size=32
+        "ours int4": ours(folder, context, work / "ours_int4.pte", "int4"),
+        "ours int4, f32 activations": ours(
+            folder, context, work / "ours_int4_f32.pte", "int4", dynamic_quantization_group_size=0
         ),
         "XNNPACK via transformers, f32": xnnpack_through_transformers(model, context, work / "xnn_f32.pte", False),
         "XNNPACK via transformers, 8da4w": xnnpack_through_transformers(model, context, work / "xnn_int4.pte", True),
