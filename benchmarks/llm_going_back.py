@@ -19,7 +19,12 @@ back (going back), and refills the cut positions untimed. Engines:
 - OpenVINO alone on the IR converted without our growth rewrite (the model's own
   cache of max_seq_len slots as OpenVINO state, written at the call's position and
   masked), the design in which going back is a plain call for OpenVINO too
-  (`--no-slots` leaves it out).
+  (`--no-slots` leaves it out);
+- OpenVINO alone on our IR turned into the PagedAttention form by OpenVINO's own
+  `paged_attention_transformation` (the form OpenVINO GenAI's CPU pipeline runs): the
+  caller owns the caches as block tensors and says how many positions they hold
+  (`past_lens`), so going back is a call with a smaller count (`--no-paged` leaves it
+  out).
 Target (the quantized-LLM issue): going back costs no more than a decode step.
 """
 
@@ -94,6 +99,55 @@ class OpenvinoAloneCut:
         return torch.from_numpy(self.request.get_output_tensor(0).data)
 
 
+class OpenvinoAlonePaged:
+    """Our IR after OpenVINO's `paged_attention_transformation`, one sequence in the
+    blocks 0, 1, ... of caches this object owns; a call passes the position it starts at
+    as `past_lens`, so it attends over the positions before it and writes its own."""
+
+    def __init__(self, ir: ov.Model, config: Dict[str, object], context: int) -> None:
+        from openvino._offline_transformations import paged_attention_transformation
+
+        variable = ir.get_variables()[0].get_info().data_shape  # [1, KV heads, positions, head size]
+        tokens = ir.inputs[0]
+        tokens.get_tensor().set_names({"input_ids"})  # the name the transformation looks for
+        tokens.get_node().set_friendly_name("input_ids")
+        paged_attention_transformation(ir)
+        cache_type = getattr(ov.Type, str(config.get("KV_CACHE_PRECISION", "f32")))
+        for parameter in ir.get_parameters():
+            if parameter.get_friendly_name().startswith(("key_cache.", "value_cache.")):
+                parameter.set_element_type(cache_type)
+                parameter.set_partial_shape(ov.PartialShape([-1, variable[1], -1, variable[3]]))
+        ir.validate_nodes_and_infer_types()
+        compiled = ov.Core().compile_model(ir, "CPU", config)
+        self.request = compiled.create_infer_request()
+        self.inputs = {port.get_any_name() for port in compiled.inputs}
+        self.caches: List[ov.Tensor] = []
+        for port in compiled.inputs:
+            if port.get_any_name().startswith(("key_cache.", "value_cache.")):
+                block_shape = [dim.get_length() for dim in list(port.get_partial_shape())[1:]]
+                self.block_size = block_shape[1]  # the CPU plugin picks the block size and layout
+                cache = ov.Tensor(port.get_element_type(), [-(-context // self.block_size), *block_shape])
+                cache.data[...] = 0
+                self.request.set_tensor(port.get_any_name(), cache)
+                self.caches.append(cache)
+
+    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
+        count = tokens.shape[1]
+        blocks = -(-(position + count) // self.block_size)
+        feed = {
+            "input_ids": tokens.reshape(-1).numpy(),
+            "attn_options_input_pos": np.array([position]),
+            "position_ids": np.arange(position, position + count),
+            "past_lens": np.array([position], np.int32),
+            "subsequence_begins": np.array([0, count], np.int32),
+            "block_indices": np.arange(blocks, dtype=np.int32),
+            "block_indices_begins": np.array([0, blocks], np.int32),
+            "max_context_len": np.array(position + count, np.int32),
+        }
+        self.request.infer({name: value for name, value in feed.items() if name in self.inputs}, share_inputs=True)
+        return torch.from_numpy(self.request.get_output_tensor(0).data.copy())
+
+
 def token_at(position: int) -> torch.Tensor:
     return torch.tensor([[1 + position % 100]])
 
@@ -123,6 +177,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=4, help="steps and goings back per round and engine")
     parser.add_argument("--no-xnnpack", action="store_true")
     parser.add_argument("--no-slots", action="store_true", help="leave out OpenVINO alone with the cache in slots")
+    parser.add_argument("--no-paged", action="store_true", help="leave out OpenVINO alone with PagedAttention")
     options = parser.parse_args()
     setup_logging()
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - registers llama::custom_sdpa
@@ -142,6 +197,11 @@ def main() -> None:
         }
         alone = OpenvinoAloneCut(converted_ir(compressed, folder / f"ir_{stem}_{context}.xml"), runtime_config())
         engines[f"OpenVINO alone {options.form}, GenAI's cut"] = alone
+        if not options.no_paged:
+            paged_ir = converted_ir(compressed, folder / f"ir_{stem}_{context}.xml")
+            engines[f"OpenVINO alone {options.form}, PagedAttention"] = OpenvinoAlonePaged(
+                paged_ir, runtime_config(), context
+            )
         if not options.no_slots:
             with kv_cache_kept_in_slots():
                 slots_ir = converted_ir(compressed, folder / f"ir_slots_{stem}_{context}.xml")
