@@ -198,6 +198,7 @@ def main() -> None:
         alone = OpenvinoAloneCut(converted_ir(compressed, folder / f"ir_{stem}_{context}.xml"), runtime_config())
         engines[f"OpenVINO alone {options.form}, GenAI's cut"] = alone
         if not options.no_paged:
+            # Read again from the file just written: the transformation changes the model it is given.
             paged_ir = converted_ir(compressed, folder / f"ir_{stem}_{context}.xml")
             engines[f"OpenVINO alone {options.form}, PagedAttention"] = OpenvinoAlonePaged(
                 paged_ir, runtime_config(), context
