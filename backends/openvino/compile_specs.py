@@ -29,6 +29,7 @@ INFERENCE_NUM_THREADS = "inference_num_threads"
 DYNAMIC_QUANTIZATION_GROUP_SIZE = "dynamic_quantization_group_size"
 ONE_TOKEN_MODEL = "one_token_model"
 KV_CACHE_PRECISION = "kv_cache_precision"
+PAGED_ATTENTION = "paged_attention"
 KNOWN_KEYS: Tuple[str, ...] = (
     DEVICE,
     INFERENCE_PRECISION,
@@ -39,6 +40,7 @@ KNOWN_KEYS: Tuple[str, ...] = (
     DYNAMIC_QUANTIZATION_GROUP_SIZE,
     ONE_TOKEN_MODEL,
     KV_CACHE_PRECISION,
+    PAGED_ATTENTION,
 )
 
 PRECISIONS: Tuple[str, ...] = ("f32", "f16", "bf16")
@@ -67,6 +69,8 @@ class OpenvinoOptions:
     one_token_model: bool = False
     # None: the inference precision, so that a KV cache kept in OpenVINO holds what eager holds.
     kv_cache_precision: Optional[str] = None
+    # The KV cache in OpenVINO's PagedAttention form (runtime/paged_attention.h).
+    paged_attention: bool = False
 
     @property
     def device_type(self) -> str:
@@ -274,9 +278,10 @@ def check_kv_cache_precision(value: str) -> str:
     return value
 
 
-def check_one_token_model(value: object) -> bool:
+def check_flag(key: str, value: object) -> bool:
+    """A yes-or-no compile spec: True or False, or "1" or "0" as stored."""
     if not (isinstance(value, bool) or value in ("1", "0")):
-        raise ValueError(f"OpenVINO one_token_model {value!r} is not accepted; accepted: True or False")
+        raise ValueError(f"OpenVINO {key} {value!r} is not accepted; accepted: True or False")
     return value in (True, "1")
 
 
@@ -290,6 +295,7 @@ def openvino_compile_specs(
     dynamic_quantization_group_size: Optional[int] = None,
     one_token_model: Optional[bool] = None,
     kv_cache_precision: Optional[str] = None,
+    paged_attention: Optional[bool] = None,
 ) -> List[CompileSpec]:
     """Builds the compile specs of the OpenVINO delegate, checking every value.
 
@@ -300,6 +306,7 @@ def openvino_compile_specs(
         openvino_compile_specs(dynamic_quantization_group_size=32)  # faster compressed weights, int8 activations
         openvino_compile_specs(one_token_model=True)  # dynamic-length LLM: decode as fast as a static export
         openvino_compile_specs(kv_cache_precision="u8")  # an LLM's KV cache in 8 bits, as OpenVINO GenAI keeps it
+        openvino_compile_specs(paged_attention=True)  # LLM decode export: going back costs one step
 
     ``one_token_model`` applies to a delegate whose KV cache grows by the tokens'
     length (an LLM exported with a dynamic sequence length): the runtime compiles it
@@ -307,6 +314,11 @@ def openvino_compile_specs(
     weights the device repacks, compiled twice. Other delegates ignore it.
     ``kv_cache_precision`` sets the precision of a KV cache OpenVINO fuses with attention
     (the inference precision by default); ``"u8"`` is the CPU plugin's own default.
+    ``paged_attention`` keeps the KV cache of an LLM exported with one token a call in
+    OpenVINO's PagedAttention form, in blocks the runtime owns, so that a call that goes
+    back to an earlier position costs no more than a step (docs/llm.md). It assumes
+    causal attention over the whole cache: :func:`~executorch_openvino.llm.export.export_llm`
+    refuses it for a model with a sliding window. CPU only, with an f32, f16 or bf16 cache.
     """
     from executorch.exir.backend.compile_spec_schema import CompileSpec
 
@@ -326,9 +338,11 @@ def openvino_compile_specs(
         group_size = check_dynamic_quantization_group_size(dynamic_quantization_group_size)
         specs.append(CompileSpec(DYNAMIC_QUANTIZATION_GROUP_SIZE, str(group_size).encode()))
     if one_token_model is not None:
-        specs.append(CompileSpec(ONE_TOKEN_MODEL, b"1" if check_one_token_model(one_token_model) else b"0"))
+        specs.append(CompileSpec(ONE_TOKEN_MODEL, b"1" if check_flag(ONE_TOKEN_MODEL, one_token_model) else b"0"))
     if kv_cache_precision is not None:
         specs.append(CompileSpec(KV_CACHE_PRECISION, check_kv_cache_precision(kv_cache_precision).encode()))
+    if paged_attention is not None:
+        specs.append(CompileSpec(PAGED_ATTENTION, b"1" if check_flag(PAGED_ATTENTION, paged_attention) else b"0"))
     return specs
 
 
@@ -365,10 +379,11 @@ def parse_compile_specs(specs: Optional[Iterable[CompileSpec]]) -> OpenvinoOptio
             if DYNAMIC_QUANTIZATION_GROUP_SIZE in values
             else None
         ),
-        one_token_model=check_one_token_model(values[ONE_TOKEN_MODEL]) if ONE_TOKEN_MODEL in values else False,
+        one_token_model=check_flag(ONE_TOKEN_MODEL, values[ONE_TOKEN_MODEL]) if ONE_TOKEN_MODEL in values else False,
         kv_cache_precision=(
             check_kv_cache_precision(values[KV_CACHE_PRECISION]) if KV_CACHE_PRECISION in values else None
         ),
+        paged_attention=check_flag(PAGED_ATTENTION, values[PAGED_ATTENTION]) if PAGED_ATTENTION in values else False,
     )
 
 

@@ -22,6 +22,7 @@ from .compile_specs import (
 )
 from .conversion import to_openvino_model
 from .native_library import RuntimeLibraryUnavailable, nested, runtime_compile_config
+from .paged_attention import check_paged_attention
 from .profiling import layer_debug_handle_map
 from .serialization.blob import FACT_FAKE_QUANTIZE, model_facts, write_blob
 
@@ -47,6 +48,8 @@ class ExecutorchOpenvinoBackend(BackendDetails):
             debug_handles=handles_by_node,
         )
         warn_if_float64(model)
+        if options.paged_attention:
+            check_paged_attention(model, options)
         compiled = check_compiles(model, options, compile_specs)
         # Read before the blob is written: the compiled model holds repacked weights.
         debug_handle_map = layer_debug_handle_map(model, handles_by_node, compiled)

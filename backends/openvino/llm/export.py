@@ -29,7 +29,7 @@ import torch
 from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 
-from ..compile_specs import openvino_compile_specs
+from ..compile_specs import openvino_compile_specs, parse_compile_specs
 from ..partitioner import OpenvinoPartitioner
 
 logger = logging.getLogger(__name__)
@@ -104,6 +104,8 @@ def export_llm(
             "export_llm: the model must be built with use_kv_cache=True; "
             "ExecuTorch's LLM runner feeds one token per call after the prompt"
         )
+    if parse_compile_specs(compile_specs).paged_attention:
+        _check_paged_attention_fits(args)
     compression = compression_settings(weight_compression) if weight_compression else None
     tokens = torch.tensor([[bos_id, bos_id]], dtype=torch.long)
     positions = torch.tensor([0], dtype=torch.long)
@@ -125,6 +127,24 @@ def export_llm(
             generate_etrecord=generate_etrecord,
         )
     return edge.to_executorch()
+
+
+def _check_paged_attention_fits(args: Any) -> None:
+    """Refuses, before the export, a model the compile spec paged_attention would run wrong or not at all."""
+    if args.enable_dynamic_shape:
+        raise ValueError(
+            "export_llm: paged_attention takes one token a call; export with enable_dynamic_shape=False "
+            "(--static-shape)"
+        )
+    window = getattr(args, "sliding_window", None)
+    if window:
+        # OpenVINO's SDPAToPagedAttention makes attention causal over the whole cache and
+        # drops the window's mask (OpenVINO 2026.4.1): the logits would differ from position
+        # `window` on, without an error.
+        raise ValueError(
+            f"export_llm: paged_attention does not keep a sliding window (sliding_window={window}); "
+            "export this model without it"
+        )
 
 
 def _export_in_eval_mode(
@@ -211,6 +231,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         help="also compile the dynamic-length program for one token per call, which decode steps then use "
         "(as fast as --static-shape, at the cost of a second copy of the weights OpenVINO repacks)",
     )
+    parser.add_argument(
+        "--paged-attention",
+        action="store_true",
+        help="with --static-shape: keep the KV cache in OpenVINO's PagedAttention form, so that going back to an "
+        "earlier position costs a step (CPU; not for models with a sliding window)",
+    )
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
     parser.add_argument(
@@ -237,6 +263,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     options = parser.parse_args(argv)
     if options.one_token_model and options.static_shape:
         parser.error("--one-token-model is for dynamic-length exports; --static-shape has one token per call already")
+    if options.paged_attention and not options.static_shape:
+        parser.error("--paged-attention takes one token a call: add --static-shape")
     if options.hf and (options.checkpoint or options.vocab_size is not None):
         parser.error("--checkpoint and --vocab-size are for --params; a --hf folder holds its weights and sizes")
     logging.basicConfig(level=logging.INFO)
@@ -245,6 +273,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         inference_precision=options.precision,
         dynamic_quantization_group_size=options.dynamic_quantization_group_size,
         one_token_model=options.one_token_model or None,
+        paged_attention=options.paged_attention or None,
     )
     compression = None
     if options.weight_compression:

@@ -65,6 +65,7 @@ class DecoderSettings:
     vocab_size: int
     enable_dynamic_shape: bool
     use_kv_cache: bool = True
+    sliding_window: Optional[int] = None  # of the sliding-window layers; None: every layer attends in full
 
     @property
     def max_context_len(self) -> int:
@@ -171,6 +172,7 @@ class HuggingFaceDecoder(torch.nn.Module):
         for kind, window in windows.items():
             self.register_buffer(f"{kind}_mask", _mask_table(max_seq_len, window), persistent=False)
         self._kinds = sorted(windows)
+        self.sliding_window = windows.get(SLIDING)
         # sdpa takes a boolean mask; eager attention (Gemma 2's, for its logit
         # soft-capping) adds the mask to the scores: 0 or the dtype's lowest value, as
         # transformers' own eager masks.
@@ -334,13 +336,14 @@ def export_huggingface_llm(
         logger.warning(
             "%s: max_seq_len %d passes the %d positions it was made for", type(model).__name__, max_seq_len, trained
         )
+    decoder = HuggingFaceDecoder(model, max_seq_len, dynamic_shape)
     settings = DecoderSettings(
         max_seq_len=max_seq_len,
         n_layers=config.num_hidden_layers,
         vocab_size=config.vocab_size,
         enable_dynamic_shape=dynamic_shape,
+        sliding_window=decoder.sliding_window,
     )
-    decoder = HuggingFaceDecoder(model, max_seq_len, dynamic_shape)
     return export_llm(
         decoder,
         settings,

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <executorch/runtime/backend/interface.h>
@@ -28,6 +29,7 @@
 #include "one_token_model.h"
 #include "openvino_error.h"
 #include "options.h"
+#include "paged_attention.h"
 #include "quantized_layers.h"
 #include "resident_pages.h"
 
@@ -101,11 +103,8 @@ struct CompiledBlob {
   CompileSettings settings;
 };
 
-// Compiles the blob's IR: through the model cache (ir_cache.h) when there is a
-// cache directory and the program names its IR by a digest, else, or when the
-// cache gave no model, from memory. Throws what OpenVINO throws.
-Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& options) {
-  ov::Core& core = shared_core();
+// The settings `options` come to for `blob` on this machine.
+CompileSettings settings_for(const BlobView& blob, const CompileSettings& options) {
   CompileSettings settings = options;
   if (float_kernels_for_quantized_layers(settings.device, blob.has_fake_quantize())) {
     settings.float_kernels_for_quantized_layers = true;
@@ -113,6 +112,15 @@ Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& o
            "OpenVINO delegate: this CPU has no VNNI or AMX, on which OpenVINO's 8-bit kernels saturate; the "
            "quantized layers run on float kernels, computing the quantized model's values");
   }
+  return settings;
+}
+
+// Compiles the blob's IR: through the model cache (ir_cache.h) when there is a
+// cache directory and the program names its IR by a digest, else, or when the
+// cache gave no model, from memory. Throws what OpenVINO throws.
+Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& options) {
+  ov::Core& core = shared_core();
+  CompileSettings settings = settings_for(blob, options);
   std::optional<VerifiedIr> verified;
   if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
     Result<CacheLoad> load = load_through_model_cache(core, blob, settings);
@@ -194,18 +202,27 @@ std::shared_ptr<ov::Model> read_ir(ov::Core& core, const BlobView& blob, bool bo
   return core.read_model(std::string(blob.ir_xml), weights_in(blob));
 }
 
-// The name of the model of one token's files in the model cache. What makes their
-// bytes is in it (the dimension fixed, and OpenVINO's build, which reshapes and
-// serializes), so that loads that would write other bytes never share the files. A
-// new way of making the model of one token needs a new name.
-std::string one_token_variant(CacheSequence::CountSource tokens) {
+// OpenVINO's build as part of a file name: the IR a derived model is serialized to
+// comes from OpenVINO's own transformations and serializer, which change by release.
+std::string openvino_build_tag() {
   std::string build = ov::get_openvino_version().buildNumber;
   for (char& c : build) {
     if (!std::isalnum(static_cast<unsigned char>(c))) {
       c = '_';
     }
   }
-  return "one-token-" + std::to_string(tokens.input) + "-" + std::to_string(tokens.dim) + "-ov" + build;
+  return "ov" + build;
+}
+
+// The names of derived models' files in the model cache. What makes their bytes is
+// in them (the dimension fixed, OpenVINO's build), so that loads that would write
+// other bytes never share the files. A new way of making a derived model needs a new name.
+std::string one_token_variant(CacheSequence::CountSource tokens) {
+  return "one-token-" + std::to_string(tokens.input) + "-" + std::to_string(tokens.dim) + "-" + openvino_build_tag();
+}
+
+std::string paged_attention_variant() {
+  return "paged-attention-" + openvino_build_tag();
 }
 
 // The blob's IR with the tokens' length fixed at 1, compiled: through IR files of
@@ -260,6 +277,53 @@ std::optional<OneTokenModel> one_token_model_for(ModelRun& general, const BlobVi
   return std::nullopt;
 }
 
+// The blob's IR in PagedAttention form (paged_attention.h), compiled: through IR
+// files of its own in the model cache when there is one; else, or when the cache
+// gave no model, from the verified IR in memory. Throws what OpenVINO throws.
+Result<CompiledBlob> compile_paged(const BlobView& blob, const CompileSettings& options) {
+  ov::Core& core = shared_core();
+  const CompileSettings settings = settings_for(blob, options);
+  const auto paged = [&core](const BlobView& ir) {
+    std::shared_ptr<ov::Model> model = core.read_model(std::string(ir.ir_xml), weights_in(ir));
+    to_paged_attention(model);
+    return model;
+  };
+  if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
+    Result<ov::CompiledModel> cached = compile_derived_through_model_cache(
+        core, blob, settings, paged_attention_variant(), [&](const VerifiedIr& ir) { return paged(ir.blob()); });
+    if (!cached.ok()) {
+      return cached.error();
+    }
+    if (*cached) {
+      return CompiledBlob{std::move(*cached), false, settings};
+    }
+  }
+  Result<VerifiedIr> verified = VerifiedIr::verify(blob);
+  if (!verified.ok()) {
+    return verified.error();
+  }
+  return CompiledBlob{core.compile_model(paged(blob), settings.device, compile_config(settings)), true, settings};
+}
+
+// The model with its KV cache in PagedAttention form, when it can be made. The
+// stateful form computes the same values, so a load goes on with it, after a log
+// line, when the paged one cannot be made.
+std::optional<std::pair<ModelRun, bool>> paged_model_for(const BlobView& blob, const CompileSettings& options) {
+  try {
+    Result<CompiledBlob> compiled = compile_paged(blob, options);
+    if (compiled.ok()) {
+      Result<ModelRun> run = ModelRun::create(std::move(compiled->model));
+      if (run.ok() && run->paged) {
+        return std::make_pair(std::move(*run), compiled->borrows_blob);
+      }
+    }
+  } catch (const std::exception& e) {
+    log_openvino_error("OpenVINO delegate: paged_attention: making the PagedAttention form failed", e);
+  }
+  ET_LOG(Error, "OpenVINO delegate: paged_attention: loaded with the KV cache as state; going back copies it");
+  return std::nullopt;
+}
+
 Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, const CompileSettings& options) {
   // The checksum is checked where the IR is read: a model cache hit reads none of it.
   Result<BlobView> blob = parse_blob_header(processed.data(), processed.size());
@@ -269,18 +333,27 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, co
   auto delegate = std::make_unique<Delegate>();
   bool borrows_blob = true;
   try {
-    Result<CompiledBlob> compiled = compile_blob(*blob, options);
-    if (!compiled.ok()) {
-      return compiled.error();
+    std::optional<std::pair<ModelRun, bool>> paged;
+    if (options.paged_attention) {
+      paged = paged_model_for(*blob, options);
     }
-    borrows_blob = compiled->borrows_blob;
-    Result<ModelRun> general = ModelRun::create(std::move(compiled->model));
-    if (!general.ok()) {
-      return general.error();
-    }
-    delegate->general = std::move(*general);
-    if (compiled->settings.one_token_model) {
-      delegate->one_token = one_token_model_for(delegate->general, *blob, borrows_blob, compiled->settings);
+    if (paged) {
+      delegate->general = std::move(paged->first);
+      borrows_blob = paged->second;
+    } else {
+      Result<CompiledBlob> compiled = compile_blob(*blob, options);
+      if (!compiled.ok()) {
+        return compiled.error();
+      }
+      borrows_blob = compiled->borrows_blob;
+      Result<ModelRun> general = ModelRun::create(std::move(compiled->model));
+      if (!general.ok()) {
+        return general.error();
+      }
+      delegate->general = std::move(*general);
+      if (compiled->settings.one_token_model) {
+        delegate->one_token = one_token_model_for(delegate->general, *blob, borrows_blob, compiled->settings);
+      }
     }
   } catch (const std::exception& e) {
     log_openvino_error("OpenVINO delegate: compiling for device " + options.device + " failed", e);

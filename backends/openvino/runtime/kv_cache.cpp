@@ -188,6 +188,7 @@ Error CacheSequence::before_call(executorch::runtime::Span<EValue*> inputs) {
            static_cast<long long>(filled_ - 1), static_cast<long long>(filled_), static_cast<long long>(start));
     return Error::InvalidArgument;
   }
+  pending_start_ = start;
   pending_end_ = start + static_cast<int64_t>(count);
   return Error::Ok;
 }

@@ -59,6 +59,12 @@ class CacheSequence {
   /// Set for a dynamic-length export; else a call writes as many positions as it lists.
   const std::optional<CountSource>& count_source() const { return count_source_; }
 
+  /// The positions the cache holds at most.
+  int64_t capacity() const { return capacity_; }
+  /// The positions of the call before_call last accepted: call_start()..call_end() - 1.
+  int64_t call_start() const { return pending_start_; }
+  int64_t call_end() const { return pending_end_; }
+
  private:
   static constexpr int64_t kUnknown = -1;
 
@@ -74,6 +80,7 @@ class CacheSequence {
   std::optional<CountSource> count_source_;
   int64_t capacity_ = 0;
   int64_t filled_ = 0;
+  int64_t pending_start_ = 0;
   int64_t pending_end_ = 0;
   std::vector<GrownCache> grown_caches_;
 };

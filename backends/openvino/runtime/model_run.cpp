@@ -58,12 +58,24 @@ Result<ModelRun> ModelRun::create(ov::CompiledModel compiled) {
     return cache.error();
   }
   run.cache = std::move(*cache);
+  Result<std::optional<PagedCache>> paged =
+      PagedCache::find(run.compiled, run.request, run.cache ? run.cache->capacity() : 0);
+  if (!paged.ok()) {
+    return paged.error();
+  }
+  if (*paged && !run.cache) {
+    ET_LOG(Error, "OpenVINO delegate: paged_attention: the model has PagedAttention inputs but no positions input");
+    return Error::InvalidArgument;
+  }
+  run.paged = std::move(*paged);
   if (counts_layer_times(run.compiled)) {
     run.layer_events.emplace(run.compiled);
   }
   const auto& inputs = run.compiled.inputs();
-  run.inputs.reserve(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  // The PagedAttention inputs come last, and the run fills them itself.
+  const size_t delegate_inputs = run.paged ? run.paged->first_input() : inputs.size();
+  run.inputs.reserve(delegate_inputs);
+  for (size_t i = 0; i < delegate_inputs; ++i) {
     run.inputs.emplace_back(inputs[i], i);
   }
   const auto& outputs = run.compiled.outputs();
@@ -89,6 +101,9 @@ Error ModelRun::run(Span<EValue*> args, bool& new_sizes, EventTracer* tracer) {
   }
   if (cache) {
     ET_CHECK_OK_OR_RETURN_ERROR(cache->before_call(Span<EValue*>(args.data(), num_inputs)));
+    if (paged) {
+      paged->before_call(request, cache->call_start(), cache->call_end());
+    }
   }
   const bool log_layers = logs_layer_events(*this, tracer);
   const et_timestamp_t inference_start = log_layers ? executorch::runtime::pal_current_ticks() : 0;

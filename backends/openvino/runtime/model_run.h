@@ -17,6 +17,7 @@
 
 #include "kv_cache.h"
 #include "layer_events.h"
+#include "paged_attention.h"
 #include "tensor_binding.h"
 
 namespace executorch_openvino {
@@ -27,12 +28,15 @@ struct ModelRun {
   std::vector<InputBinding> inputs;
   std::vector<OutputBinding> outputs;
   std::optional<CacheSequence> cache;       // set when the model's KV cache grows
+  std::optional<PagedCache> paged;          // set when the cache is in PagedAttention form (paged_attention.h)
   std::optional<LayerEvents> layer_events;  // set when `compiled` counts its layers' times (layer_events.h)
   bool told_no_layer_events = false;        // whether a traced call logged that there are none
 
-  /// Creates the request and bindings of `compiled`. InvalidArgument, after a log
-  /// line, for a port without an element type (only a damaged blob has one) or a
-  /// KV cache marker that does not parse. Throws what OpenVINO throws.
+  /// Creates the request and bindings of `compiled`: of the delegate's inputs, and
+  /// of the blocks of a cache in PagedAttention form. InvalidArgument, after a log
+  /// line, for a port without an element type (only a damaged blob has one), a KV
+  /// cache marker that does not parse, or PagedAttention inputs this runtime does
+  /// not fill. Throws what OpenVINO throws.
   static executorch::runtime::Result<ModelRun> create(ov::CompiledModel compiled);
 
   /// Runs one call: `args` are the delegate's inputs, then its outputs, as many as

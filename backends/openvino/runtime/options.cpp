@@ -75,7 +75,7 @@ const std::string& known_compile_spec_keys() {
     std::string joined;
     for (const char* key :
          {kDeviceKey, kPrecisionKey, kPerformanceHintKey, kCacheDirKey, kNumStreamsKey, kInferenceNumThreadsKey,
-          kDynamicQuantizationGroupSizeKey, kOneTokenModelKey, kKvCachePrecisionKey}) {
+          kDynamicQuantizationGroupSizeKey, kOneTokenModelKey, kKvCachePrecisionKey, kPagedAttentionKey}) {
       joined += joined.empty() ? key : std::string(", ") + key;
     }
     return joined;
@@ -139,6 +139,12 @@ Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) 
         return Error::InvalidArgument;
       }
       options.one_token_model = *value == "1";
+    } else if (key == kPagedAttentionKey) {
+      if (*value != "0" && *value != "1") {
+        ET_LOG(Error, "OpenVINO program: paged_attention '%s' is not 0 or 1", value->c_str());
+        return Error::InvalidArgument;
+      }
+      options.paged_attention = *value == "1";
     } else {
       ET_LOG(Error, "OpenVINO program: unknown compile spec '%.*s'; this runtime knows %s",
              static_cast<int>(key.size()), key.data(), known_compile_spec_keys().c_str());

@@ -29,6 +29,8 @@ struct CompileSettings {
   std::string kv_cache_precision;
   // A second model for calls of one token (one_token_model.h).
   bool one_token_model = false;
+  // The KV cache in OpenVINO's PagedAttention form (paged_attention.h).
+  bool paged_attention = false;
   // Set at load, not by a spec: 8-bit layers on float kernels (quantized_layers.h).
   bool float_kernels_for_quantized_layers = false;
   // Set by the load option kGiveBackMemoryKey only (resident_pages.h).
@@ -57,6 +59,7 @@ inline constexpr const char* kInferenceNumThreadsKey = "inference_num_threads";
 inline constexpr const char* kDynamicQuantizationGroupSizeKey = "dynamic_quantization_group_size";
 inline constexpr const char* kOneTokenModelKey = "one_token_model";        // "1" or "0"
 inline constexpr const char* kKvCachePrecisionKey = "kv_cache_precision";  // f32, f16, bf16, u8
+inline constexpr const char* kPagedAttentionKey = "paged_attention";       // "1" or "0"
 
 /// Reads the compile specs the program was lowered with. Unknown keys and bad
 /// values fail with InvalidArgument and a log line naming them.

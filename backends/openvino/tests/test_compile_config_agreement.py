@@ -20,6 +20,7 @@ VALUES = {
     "inference_num_threads": (0, 4),
     "dynamic_quantization_group_size": (0, 32),
     "one_token_model": (False, True),
+    "paged_attention": (False, True),
     "kv_cache_precision": ("f32", "f16", "bf16", "u8"),
 }
 

@@ -16,6 +16,7 @@ from typing import Dict, List  # noqa: E402
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from executorch_openvino import openvino_compile_specs  # noqa: E402
 from executorch_openvino.llm.export import main as export_main  # noqa: E402
 from executorch_openvino.llm.huggingface import export_huggingface_llm  # noqa: E402
 from harness import LoweredProgram, assert_close  # noqa: E402
@@ -199,6 +200,36 @@ def test_static_shape_qwen3_folder_generates_token_by_token_like_transformers(to
     pte = tmp_path / "qwen3.pte"
     export_main(["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT), "--static-shape"])
     assert_runner_generates_like_transformers(pte, folder)
+
+
+def test_paged_attention_llama_folder_generates_like_transformers(llama, tmp_path):
+    folder, _ = llama
+    pte = tmp_path / "paged.pte"
+    export_main(
+        [
+            "--hf",
+            str(folder),
+            "--output",
+            str(pte),
+            "--max-seq-len",
+            str(CONTEXT),
+            "--static-shape",
+            "--paged-attention",
+        ]
+    )
+    assert_runner_generates_like_transformers(pte, folder)
+
+
+@pytest.mark.parametrize("family", ["mistral", "gemma3_text"])
+def test_paged_attention_is_refused_for_a_sliding_window(family):
+    # OpenVINO's PagedAttention form would attend past the window without an error.
+    with pytest.raises(ValueError, match=f"sliding window \\(sliding_window={WINDOW}\\)"):
+        export_huggingface_llm(
+            small_model(family, vocab_size=160),
+            max_seq_len=CONTEXT,
+            dynamic_shape=False,
+            compile_specs=openvino_compile_specs(paged_attention=True),
+        )
 
 
 @pytest.mark.parametrize("family", ["qwen2", "mistral", "phi3", "gemma2", "smollm3"])

@@ -1,0 +1,67 @@
+"""Lowering's check of the compile spec ``paged_attention`` (runtime/paged_attention.h).
+
+The runtime rewrites the IR with OpenVINO's SDPAToPagedAttention when it loads the
+program. That rewrite is tried here on a copy of the IR, so that a delegate it cannot
+rewrite fails at lowering, naming why, instead of loading in the other form.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import List
+
+import openvino as ov
+
+from .compile_specs import OpenvinoOptions
+from .conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
+
+# The name SDPAToPagedAttention finds the tokens input by.
+_TOKENS_NAME = "input_ids"
+
+
+def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
+    """Raises ValueError naming why the runtime could not keep `model`'s KV cache in
+    PagedAttention form: a device or cache precision whose blocks it does not lay out,
+    no grown KV cache, calls of more than one token, or attention the rewrite leaves."""
+    if options.device_type != "CPU":
+        raise ValueError(f"OpenVINO paged_attention runs on CPU; device is {options.device!r}")
+    if options.kv_cache_precision == "u8":
+        raise ValueError(
+            "OpenVINO paged_attention keeps the cache in f32, f16 or bf16; kv_cache_precision is 'u8', "
+            "whose blocks carry their scales"
+        )
+    trial = model.clone()
+    if not _grown_caches(trial):
+        raise ValueError("OpenVINO paged_attention: this delegate has no KV cache that grows by concatenation")
+    tokens = [port for port in trial.inputs if not any(name.startswith(CACHE_POSITIONS_NAME) for name in port.names)]
+    if len(tokens) != 1:
+        raise ValueError(
+            f"OpenVINO paged_attention takes a decoder called with tokens and positions; this delegate has "
+            f"inputs {[port.get_any_name() for port in trial.inputs]}"
+        )
+    shape = tokens[0].get_partial_shape()
+    if not shape.is_static or math.prod(shape.to_shape()) != 1:
+        raise ValueError(
+            f"OpenVINO paged_attention takes one token a call (an LLM exported with enable_dynamic_shape=False, "
+            f"--static-shape); this delegate's tokens input is {shape}"
+        )
+    from openvino._offline_transformations import paged_attention_transformation
+
+    tokens[0].get_tensor().set_names({_TOKENS_NAME})
+    tokens[0].get_node().set_friendly_name(_TOKENS_NAME)
+    try:
+        paged_attention_transformation(trial)
+    except RuntimeError as error:
+        raise ValueError(f"OpenVINO paged_attention: OpenVINO's SDPAToPagedAttention failed: {error}") from error
+    left = _grown_caches(trial)
+    if left:
+        raise ValueError(
+            f"OpenVINO paged_attention: OpenVINO's SDPAToPagedAttention left {len(left)} KV cache(s) as state "
+            f"(such as {left[0]!r}): their attention is not one it rewrites"
+        )
+
+
+def _grown_caches(model: ov.Model) -> List[str]:
+    """The grown caches read in `model` (the transformation keeps the variables it no longer reads)."""
+    ids = [op.get_variable_id() for op in model.get_ops() if op.get_type_name() == "ReadValue"]
+    return [variable_id for variable_id in ids if variable_id.endswith(GROWN_CACHE_SUFFIX)]

@@ -1,0 +1,302 @@
+#include "paged_attention.h"
+
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include <executorch/runtime/platform/log.h>
+#include <openvino/op/constant.hpp>
+#include <openvino/op/parameter.hpp>
+#include <openvino/op/reshape.hpp>
+#include <openvino/op/util/read_value_base.hpp>
+#include <openvino/pass/manager.hpp>
+#include <openvino/pass/sdpa_to_paged_attention.hpp>
+
+#include <executorch_openvino/backend.h>
+
+namespace executorch_openvino {
+
+using executorch::runtime::Error;
+using executorch::runtime::Result;
+
+namespace {
+
+// The name SDPAToPagedAttention finds the tokens input by.
+constexpr const char kTokensName[] = "input_ids";
+constexpr const char kKeyCachePrefix[] = "key_cache.";
+constexpr const char kValueCachePrefix[] = "value_cache.";
+
+bool starts_with(const std::string& text, const char* prefix) {
+  return text.compare(0, std::strlen(prefix), prefix) == 0;
+}
+
+bool has_name_starting(const ov::Output<ov::Node>& output, const char* prefix) {
+  for (const auto& name : output.get_names()) {
+    if (starts_with(name, prefix)) return true;
+  }
+  return false;
+}
+
+// The grown caches `model` reads (SDPAToPagedAttention keeps the variables it no longer reads).
+size_t grown_caches_in(const ov::Model& model) {
+  const std::string suffix = kGrownCacheSuffix;
+  size_t count = 0;
+  for (const auto& op : model.get_ops()) {
+    const auto read = std::dynamic_pointer_cast<ov::op::util::ReadValueBase>(op);
+    if (!read) continue;
+    const std::string id = read->get_variable_id();
+    count += id.size() > suffix.size() && id.compare(id.size() - suffix.size(), suffix.size(), suffix) == 0;
+  }
+  return count;
+}
+
+// The tokens: the one input that is not the KV cache's positions.
+std::shared_ptr<ov::op::v0::Parameter> tokens_input_of(const ov::Model& model) {
+  std::shared_ptr<ov::op::v0::Parameter> tokens;
+  for (const auto& parameter : model.get_parameters()) {
+    if (has_name_starting(parameter->output(0), kCachePositionsName)) continue;
+    if (tokens) {
+      throw std::invalid_argument("the model has inputs besides the tokens and the KV cache's positions");
+    }
+    tokens = parameter;
+  }
+  if (!tokens) {
+    throw std::invalid_argument("the model has no tokens input");
+  }
+  return tokens;
+}
+
+std::shared_ptr<ov::op::v0::Parameter> parameter_named(const ov::Model& model, const std::string& name) {
+  for (const auto& parameter : model.get_parameters()) {
+    if (parameter->get_friendly_name() == name) return parameter;
+  }
+  throw std::invalid_argument("SDPAToPagedAttention left no input named " + name);
+}
+
+// Gives `node`'s consumers `shape` again, through a Reshape, where the rewrite changed it.
+void keep_shape(const ov::Output<ov::Node>& output, const ov::PartialShape& shape) {
+  if (output.get_partial_shape() == shape || !shape.is_static()) return;
+  const ov::Shape sizes = shape.to_shape();
+  const auto target =
+      ov::op::v0::Constant::create(ov::element::i64, {sizes.size()}, std::vector<int64_t>(sizes.begin(), sizes.end()));
+  const auto reshaped = std::make_shared<ov::op::v1::Reshape>(output, target, false);
+  for (auto& consumer : output.get_target_inputs()) {
+    if (consumer.get_node() != reshaped.get()) consumer.replace_source_output(reshaped);
+  }
+}
+
+}  // namespace
+
+void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
+  if (grown_caches_in(*model) == 0) {
+    throw std::invalid_argument("the model has no KV cache that grows by concatenation");
+  }
+  const auto tokens = tokens_input_of(*model);
+  const auto tokens_names = tokens->output(0).get_names();
+  const std::string tokens_friendly_name = tokens->get_friendly_name();
+  const ov::PartialShape tokens_shape = tokens->get_partial_shape();
+  // Prompts in this form lay tokens out as batch rows, which the exported reshapes refuse.
+  if (!tokens_shape.is_static() || ov::shape_size(tokens_shape.to_shape()) != 1) {
+    throw std::invalid_argument("the tokens input is " + tokens_shape.to_string() + "; one token a call is supported");
+  }
+  std::vector<ov::PartialShape> result_shapes;
+  for (const auto& result : model->get_results()) {
+    result_shapes.push_back(result->get_input_partial_shape(0));
+  }
+  tokens->output(0).set_names({kTokensName});
+  tokens->set_friendly_name(kTokensName);
+
+  ov::pass::Manager manager;
+  manager.register_pass<ov::pass::SDPAToPagedAttention>();
+  manager.run_passes(model);
+  if (grown_caches_in(*model) != 0) {
+    throw std::invalid_argument("SDPAToPagedAttention left a grown KV cache as a state");
+  }
+
+  // The transformation flattens the tokens to one dimension; the delegate's input keeps
+  // its shape and is flattened inside the model, at the same index.
+  const auto flattened = parameter_named(*model, kTokensName);
+  const auto kept = std::make_shared<ov::op::v0::Parameter>(flattened->get_element_type(), tokens_shape);
+  kept->set_friendly_name(tokens_friendly_name);
+  kept->output(0).set_names(tokens_names);
+  const auto flat = std::make_shared<ov::op::v1::Reshape>(
+      kept, ov::op::v0::Constant::create(ov::element::i64, {1}, std::vector<int64_t>{-1}), false);
+  flattened->output(0).replace(flat->output(0));
+  model->replace_parameter(static_cast<size_t>(model->get_parameter_index(flattened)), kept);
+  model->validate_nodes_and_infer_types();
+  const auto& results = model->get_results();
+  for (size_t i = 0; i < results.size(); ++i) {
+    keep_shape(results[i]->input_value(0), result_shapes[i]);
+  }
+  model->validate_nodes_and_infer_types();
+}
+
+namespace {
+
+// What to_paged_attention adds, by input name; the caches are named by prefix.
+enum class PagedInput {
+  kPastLens,
+  kSubsequenceBegins,
+  kBlockIndices,
+  kBlockIndicesBegins,
+  kMaxContextLen,
+  kPositionIds
+};
+
+const std::map<std::string, PagedInput>& paged_inputs_by_name() {
+  static const std::map<std::string, PagedInput> names = {
+      {"past_lens", PagedInput::kPastLens},
+      {"subsequence_begins", PagedInput::kSubsequenceBegins},
+      {"block_indices", PagedInput::kBlockIndices},
+      {"block_indices_begins", PagedInput::kBlockIndicesBegins},
+      {"max_context_len", PagedInput::kMaxContextLen},
+      {"position_ids", PagedInput::kPositionIds},
+  };
+  return names;
+}
+
+bool is_cache_input(const std::string& name) {
+  return starts_with(name, kKeyCachePrefix) || starts_with(name, kValueCachePrefix);
+}
+
+bool is_paged_input(const ov::Output<const ov::Node>& port) {
+  for (const auto& name : port.get_names()) {
+    if (paged_inputs_by_name().count(name) != 0 || is_cache_input(name)) return true;
+  }
+  return false;
+}
+
+// The sizes of a cache block, [heads, positions, size], when the device fixed them.
+std::optional<ov::Shape> block_shape_of(const ov::Output<const ov::Node>& port) {
+  const ov::PartialShape& shape = port.get_partial_shape();
+  if (shape.rank().is_dynamic() || shape.size() != 4) return std::nullopt;
+  ov::Shape block;
+  for (size_t d = 1; d < 4; ++d) {
+    if (shape[d].is_dynamic()) return std::nullopt;
+    block.push_back(static_cast<size_t>(shape[d].get_length()));
+  }
+  return block;
+}
+
+ov::Tensor zeroed(const ov::element::Type& type, const ov::Shape& shape) {
+  ov::Tensor tensor(type, shape);
+  std::memset(tensor.data(), 0, tensor.get_byte_size());
+  return tensor;
+}
+
+}  // namespace
+
+Result<std::optional<PagedCache>> PagedCache::find(const ov::CompiledModel& compiled, ov::InferRequest& request,
+                                                   int64_t capacity) {
+  const auto& inputs = compiled.inputs();
+  size_t first = inputs.size();
+  for (size_t i = 0; i < inputs.size() && first == inputs.size(); ++i) {
+    if (is_paged_input(inputs[i])) first = i;
+  }
+  if (first == inputs.size()) {
+    return std::optional<PagedCache>();
+  }
+  PagedCache cache;
+  cache.first_input_ = first;
+  std::optional<ov::Shape> block;
+  for (size_t i = first; i < inputs.size(); ++i) {
+    const ov::Output<const ov::Node>& port = inputs[i];
+    const std::string name = port.get_any_name();
+    if (is_cache_input(name)) {
+      const std::optional<ov::Shape> shape = block_shape_of(port);
+      // Keys and values in blocks of one layout: [heads, positions, size]. A u8 cache
+      // adds its scales as rows of the key block and columns of the value block, and
+      // the GPU lays keys out transposed: neither is read here yet.
+      if (!shape || (block && *shape != *block) || shape->at(1) == 0) {
+        ET_LOG(Error,
+               "OpenVINO delegate: paged_attention: cache input '%s' (%s) is not laid out in blocks of "
+               "[heads, positions, size] like the others; the device or cache precision is not supported",
+               name.c_str(), port.get_partial_shape().to_string().c_str());
+        return Error::InvalidArgument;
+      }
+      block = shape;
+      continue;
+    }
+    const auto found = paged_inputs_by_name().find(name);
+    const bool int64_positions = found != paged_inputs_by_name().end() && found->second == PagedInput::kPositionIds;
+    const ov::element::Type expected = int64_positions ? ov::element::i64 : ov::element::i32;
+    if (found == paged_inputs_by_name().end() || port.get_element_type() != expected) {
+      ET_LOG(Error, "OpenVINO delegate: paged_attention: input %zu ('%s', %s) is not one this runtime fills", i,
+             name.c_str(), port.get_element_type().to_string().c_str());
+      return Error::InvalidArgument;
+    }
+  }
+  if (!block) {
+    ET_LOG(Error, "OpenVINO delegate: paged_attention: the model has PagedAttention inputs but no cache");
+    return Error::InvalidArgument;
+  }
+  cache.block_size_ = static_cast<int64_t>(block->at(1));
+  const size_t blocks = static_cast<size_t>((capacity + cache.block_size_ - 1) / cache.block_size_);
+  cache.past_lens_ = zeroed(ov::element::i32, {1});
+  cache.subsequence_begins_ = zeroed(ov::element::i32, {2});
+  cache.block_indices_begins_ = zeroed(ov::element::i32, {2});
+  cache.max_context_len_ = zeroed(ov::element::i32, {});
+  ov::Tensor block_indices(ov::element::i32, {blocks});
+  for (size_t b = 0; b < blocks; ++b) {
+    block_indices.data<int32_t>()[b] = static_cast<int32_t>(b);
+  }
+  for (size_t k = 1; k <= blocks; ++k) {
+    cache.first_blocks_.emplace_back(block_indices, ov::Coordinate{0}, ov::Coordinate{k});
+  }
+  for (size_t i = first; i < inputs.size(); ++i) {
+    const ov::Output<const ov::Node>& port = inputs[i];
+    const std::string name = port.get_any_name();
+    if (is_cache_input(name)) {
+      ov::Shape shape{blocks};
+      shape.insert(shape.end(), block->begin(), block->end());
+      cache.blocks_.push_back(zeroed(port.get_element_type(), shape));
+      request.set_tensor(port, cache.blocks_.back());
+      continue;
+    }
+    switch (paged_inputs_by_name().at(name)) {
+      case PagedInput::kPastLens:
+        request.set_tensor(port, cache.past_lens_);
+        break;
+      case PagedInput::kSubsequenceBegins:
+        request.set_tensor(port, cache.subsequence_begins_);
+        break;
+      case PagedInput::kBlockIndices:
+        cache.block_indices_port_ = port;
+        break;
+      case PagedInput::kBlockIndicesBegins:
+        request.set_tensor(port, cache.block_indices_begins_);
+        break;
+      case PagedInput::kMaxContextLen:
+        request.set_tensor(port, cache.max_context_len_);
+        break;
+      case PagedInput::kPositionIds:
+        cache.position_ids_port_ = port;
+        break;
+    }
+  }
+  if (!cache.block_indices_port_.get_node() || !cache.position_ids_port_.get_node()) {
+    ET_LOG(Error, "OpenVINO delegate: paged_attention: the model lacks block_indices or position_ids");
+    return Error::InvalidArgument;
+  }
+  return std::optional<PagedCache>(std::move(cache));
+}
+
+void PagedCache::before_call(ov::InferRequest& request, int64_t start, int64_t end) {
+  const int64_t count = end - start;
+  const size_t blocks = static_cast<size_t>((end + block_size_ - 1) / block_size_);
+  past_lens_.data<int32_t>()[0] = static_cast<int32_t>(start);
+  subsequence_begins_.data<int32_t>()[1] = static_cast<int32_t>(count);
+  block_indices_begins_.data<int32_t>()[1] = static_cast<int32_t>(blocks);
+  max_context_len_.data<int32_t>()[0] = static_cast<int32_t>(end);
+  request.set_tensor(block_indices_port_, first_blocks_.at(blocks - 1));
+  if (!position_ids_ || position_ids_.get_size() != static_cast<size_t>(count)) {
+    position_ids_ = ov::Tensor(ov::element::i64, {static_cast<size_t>(count)});
+    request.set_tensor(position_ids_port_, position_ids_);
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    position_ids_.data<int64_t>()[i] = start + i;
+  }
+}
+
+}  // namespace executorch_openvino

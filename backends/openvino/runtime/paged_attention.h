@@ -1,0 +1,76 @@
+/*
+ * A KV cache in OpenVINO's PagedAttention form, for a delegate that brings one token
+ * a call, when the compile spec paged_attention asks for it.
+ *
+ * The stateful form keeps each layer's cache as an OpenVINO state that grows by
+ * concatenation, so going back to an earlier position (a chat application
+ * regenerating an answer) cuts every state: a copy of all it keeps. OpenVINO's
+ * SDPAToPagedAttention, the form OpenVINO GenAI runs LLMs in on CPU and GPU, turns
+ * each attention into a PagedAttentionExtension that reads and writes caches the
+ * caller owns, in blocks of positions, and takes how many positions come before the
+ * call (past_lens) as an input. The delegate owns those blocks, lays its one sequence
+ * out in blocks 0, 1, ..., and fills the inputs from the call's positions: going back
+ * or starting again changes an input and copies nothing.
+ *
+ * The transformation makes attention causal over the whole cache: a model whose
+ * attention masks more (a sliding window) computes other values in this form, so the
+ * exporter refuses paged_attention for one (llm/export.py).
+ */
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <executorch/runtime/core/result.h>
+#include <openvino/core/model.hpp>
+#include <openvino/runtime/compiled_model.hpp>
+#include <openvino/runtime/infer_request.hpp>
+#include <openvino/runtime/tensor.hpp>
+
+namespace executorch_openvino {
+
+/// Rewrites `model`, an IR whose KV caches grow by concatenation, with OpenVINO's
+/// SDPAToPagedAttention. Its own inputs and outputs keep their indices, names and
+/// shapes; the PagedAttention inputs come after them. Throws std::invalid_argument
+/// when a grown cache is left as a state, the tokens input cannot be told apart or
+/// holds more than one token, and what OpenVINO throws.
+void to_paged_attention(const std::shared_ptr<ov::Model>& model);
+
+/// The PagedAttention inputs of a compiled model, and the block caches bound to them.
+class PagedCache {
+ public:
+  /// nullopt when `compiled` has no PagedAttention inputs. InvalidArgument, after a
+  /// log line, when they are not the ones to_paged_attention makes or their blocks
+  /// are not laid out as [blocks, heads, positions, size] (a u8 cache carries its
+  /// scales in the block). `capacity` is the positions the cache holds. Allocates
+  /// and binds the blocks to `request`. Throws what OpenVINO throws.
+  static executorch::runtime::Result<std::optional<PagedCache>> find(const ov::CompiledModel& compiled,
+                                                                     ov::InferRequest& request, int64_t capacity);
+
+  /// The index of the first PagedAttention input: the delegate's inputs come before it.
+  size_t first_input() const { return first_input_; }
+
+  /// Before a call of positions start..end - 1 (checked by CacheSequence): sets the
+  /// inputs, so that the call attends over positions 0..end - 1 and writes its own.
+  /// Allocates only when the count of positions a call brings changes.
+  void before_call(ov::InferRequest& request, int64_t start, int64_t end);
+
+ private:
+  PagedCache() = default;
+
+  size_t first_input_ = 0;
+  int64_t block_size_ = 0;
+  ov::Output<const ov::Node> position_ids_port_;
+  ov::Output<const ov::Node> block_indices_port_;
+  ov::Tensor past_lens_;                  // [1]: positions before the call
+  ov::Tensor subsequence_begins_;         // [2]: 0, positions of the call
+  ov::Tensor block_indices_begins_;       // [2]: 0, blocks the sequence uses
+  ov::Tensor max_context_len_;            // []: positions attended
+  ov::Tensor position_ids_;               // [positions of the call]
+  std::vector<ov::Tensor> first_blocks_;  // [k]: 0..k-1, a view of one tensor for each k
+  std::vector<ov::Tensor> blocks_;        // the key and value caches, bound once
+};
+
+}  // namespace executorch_openvino

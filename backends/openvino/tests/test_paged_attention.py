@@ -1,0 +1,162 @@
+"""With the compile spec paged_attention, an LLM exported with one token a call keeps
+its KV cache in OpenVINO's PagedAttention form, in blocks the runtime owns: every
+call still gives what eager PyTorch gives, whether it continues the sequence, goes
+back to an earlier position or starts again; bad positions are refused as in the
+stateful form, and lowering refuses what the runtime could not run in this form."""
+
+import copy
+
+import pytest
+import torch
+from executorch_openvino import openvino_compile_specs
+from executorch_openvino.compile_specs import parse_compile_specs
+from executorch_openvino.paged_attention import check_paged_attention
+from harness import lower, run
+from models import small_llama
+
+# Three blocks of the CPU plugin's 32 positions: sequences cross block boundaries.
+CONTEXT = 80
+
+
+@pytest.fixture(scope="module")
+def llama():
+    torch.manual_seed(0)
+    return small_llama(layers=2, dim=96, max_seq_len=CONTEXT)
+
+
+def lowered(model, tmp_path, **specs):
+    with torch.no_grad():
+        return lower(
+            model,
+            (torch.tensor([[1]]), {"input_pos": torch.tensor([0])}),
+            tmp_path,
+            compile_specs=openvino_compile_specs(paged_attention=True, **specs),
+        )
+
+
+@pytest.fixture(scope="module")
+def program(llama, tmp_path_factory):
+    return lowered(llama, tmp_path_factory.mktemp("paged"))
+
+
+def step(method, token: int, position: int) -> torch.Tensor:
+    return run(method, (torch.tensor([[token]]), torch.tensor([position])))[0]
+
+
+def eager_step(model, token: int, position: int) -> torch.Tensor:
+    with torch.no_grad():
+        return model(torch.tensor([[token]]), {"input_pos": torch.tensor([position])})
+
+
+def assert_calls_like_eager(method, llama, calls):
+    """Runs (position, token) calls through `method` and a fresh eager copy of `llama`."""
+    eager = copy.deepcopy(llama)
+    for position, token in calls:
+        torch.testing.assert_close(
+            step(method, token, position), eager_step(eager, token, position), rtol=1e-4, atol=1e-4
+        )
+
+
+def tokens(count: int, seed: int):
+    return torch.randint(0, 32000, (count,), generator=torch.Generator().manual_seed(seed)).tolist()
+
+
+def test_decodes_like_eager_across_blocks(program, llama, capfd):
+    assert_calls_like_eager(program.load_method(), llama, list(enumerate(tokens(70, seed=1))))
+    # The load kept the paged form: it logs why when it falls back to the stateful one.
+    assert "paged_attention" not in capfd.readouterr().err
+
+
+def test_going_back_continues_like_eager(program, llama):
+    # A chat application drops the end of its history and goes on from there, across
+    # block boundaries: eager attends only up to the position it writes.
+    history = list(enumerate(tokens(45, seed=2)))
+    calls = history + [(33, 8), (34, 1), (35, 60), (31, 11), (32, 7), (3, 9), (4, 2)]
+    assert_calls_like_eager(program.load_method(), llama, calls)
+
+
+def test_starting_again_at_zero_forgets_the_last_sequence(program, llama):
+    method = program.load_method()
+    assert_calls_like_eager(method, llama, list(enumerate(tokens(40, seed=3))))
+    assert_calls_like_eager(method, llama, list(enumerate(tokens(12, seed=4))))
+
+
+def test_skipping_positions_is_refused(program, llama):
+    method = program.load_method()
+    step(method, 5, 0)
+    with pytest.raises(RuntimeError):
+        step(method, 6, 2)
+    assert_calls_like_eager(method, llama, [(0, 4), (1, 9)])  # usable again from position 0
+
+
+def test_positions_past_the_cache_are_refused(program):
+    method = program.load_method()
+    with pytest.raises(RuntimeError):
+        step(method, 5, CONTEXT)
+
+
+def test_a_program_loaded_through_the_model_cache_decodes_like_eager(llama, tmp_path, capfd):
+    program = lowered(llama, tmp_path, cache_dir=str(tmp_path / "cache"))
+    for _ in range(2):  # the first load fills the cache, the second reads it
+        assert_calls_like_eager(program.load_method(), llama, list(enumerate(tokens(36, seed=5))))
+    assert list((tmp_path / "cache").glob("etov-ir-*-paged-attention-*.xml"))
+    assert "paged_attention" not in capfd.readouterr().err
+
+
+def test_lowering_refuses_a_dynamic_length_export(tmp_path):
+    model = small_llama(layers=1, dim=96, max_seq_len=CONTEXT, enable_dynamic_shape=True)
+    sequence = torch.export.Dim("sequence", min=1, max=CONTEXT - 1)
+    with pytest.raises(Exception, match="one token a call"), torch.no_grad():
+        lower(
+            model,
+            (torch.tensor([[1, 2]]), {"input_pos": torch.tensor([0])}),
+            tmp_path,
+            compile_specs=openvino_compile_specs(paged_attention=True),
+            dynamic_shapes=({1: sequence}, {"input_pos": None}),
+        )
+
+
+@pytest.mark.parametrize(
+    "specs, refused",
+    [({"device": "GPU"}, "runs on CPU"), ({"kv_cache_precision": "u8"}, "kv_cache_precision is 'u8'")],
+    ids=["gpu", "u8_cache"],
+)
+def test_lowering_refuses_blocks_the_runtime_does_not_lay_out(specs, refused):
+    import openvino as ov
+
+    options = parse_compile_specs(openvino_compile_specs(paged_attention=True, **specs))
+    with pytest.raises(ValueError, match=refused):
+        check_paged_attention(ov.Model([], []), options)
+
+
+def test_lowering_refuses_a_delegate_without_a_kv_cache(tmp_path):
+    with pytest.raises(Exception, match="no KV cache that grows"):
+        lower(
+            torch.nn.Linear(4, 4),
+            (torch.randn(1, 4),),
+            tmp_path,
+            compile_specs=openvino_compile_specs(paged_attention=True),
+        )
+
+
+def test_paged_attention_spec_takes_a_boolean():
+    with pytest.raises(ValueError, match="paged_attention 'yes' is not accepted"):
+        openvino_compile_specs(paged_attention="yes")
+
+
+def test_export_llm_refuses_a_sliding_window_before_exporting():
+    from executorch.examples.models.llama.model_args import ModelArgs
+    from executorch_openvino.llm.export import export_llm
+
+    args = ModelArgs(max_seq_len=CONTEXT, use_kv_cache=True, enable_dynamic_shape=False, sliding_window=8)
+    with pytest.raises(ValueError, match="sliding_window=8"):
+        export_llm(torch.nn.Identity(), args, compile_specs=openvino_compile_specs(paged_attention=True))
+
+
+def test_export_llm_refuses_a_dynamic_length_export_before_exporting():
+    from executorch.examples.models.llama.model_args import ModelArgs
+    from executorch_openvino.llm.export import export_llm
+
+    args = ModelArgs(max_seq_len=CONTEXT, use_kv_cache=True, enable_dynamic_shape=True)
+    with pytest.raises(ValueError, match="enable_dynamic_shape=False"):
+        export_llm(torch.nn.Identity(), args, compile_specs=openvino_compile_specs(paged_attention=True))
