@@ -11,6 +11,9 @@ repeat then times a decode step at the next position, and a call `--cut` positio
 back (going back), and refills the cut positions untimed. Engines:
 - ours: the runtime cuts each grown cache to the kept positions before the call
   (runtime/kv_cache.cpp);
+- ours with the compile spec paged_attention: the runtime rewrites the IR into the
+  PagedAttention form and owns the blocks (runtime/paged_attention.cpp), so going back
+  is a call with a smaller count (`--no-paged` leaves it out, with OpenVINO alone's);
 - OpenVINO alone, compiled from our IR with our runtime's configuration, cut as OpenVINO
   GenAI trims a stateful LLM's cache (`get_state`, a dense copy of the kept part,
   `set_state`), with each part timed;
@@ -42,7 +45,7 @@ import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
 import torch  # noqa: E402
 from _common import environment, print_header, print_table, setup_logging  # noqa: E402
-from executorch_openvino import OpenvinoPartitioner  # noqa: E402
+from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
 from llm_engines import ExecutorchEngine, xnnpack_partitioner  # noqa: E402
 from llm_quantized import (  # noqa: E402
     SHAPES,
@@ -177,7 +180,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=4, help="steps and goings back per round and engine")
     parser.add_argument("--no-xnnpack", action="store_true")
     parser.add_argument("--no-slots", action="store_true", help="leave out OpenVINO alone with the cache in slots")
-    parser.add_argument("--no-paged", action="store_true", help="leave out OpenVINO alone with PagedAttention")
+    parser.add_argument("--no-paged", action="store_true", help="leave out the PagedAttention engines")
     options = parser.parse_args()
     setup_logging()
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - registers llama::custom_sdpa
@@ -195,6 +198,17 @@ def main() -> None:
                 write_pte(compressed, OpenvinoPartitioner(), False, context, folder / f"ours_{stem}_{context}.pte")
             ),
         }
+        if not options.no_paged:
+            paged_specs = openvino_compile_specs(paged_attention=True)
+            engines[f"ours {options.form}, paged_attention"] = ExecutorchEngine(
+                write_pte(
+                    compressed,
+                    OpenvinoPartitioner(paged_specs),
+                    False,
+                    context,
+                    folder / f"ours_{stem}_pa_{context}.pte",
+                )
+            )
         alone = OpenvinoAloneCut(converted_ir(compressed, folder / f"ir_{stem}_{context}.xml"), runtime_config())
         engines[f"OpenVINO alone {options.form}, GenAI's cut"] = alone
         if not options.no_paged:
