@@ -314,9 +314,11 @@ def openvino_compile_specs(
     weights the device repacks, compiled twice. Other delegates ignore it.
     ``kv_cache_precision`` sets the precision of a KV cache OpenVINO fuses with attention
     (the inference precision by default); ``"u8"`` is the CPU plugin's own default.
-    ``paged_attention`` keeps the KV cache of an LLM exported with one token a call in
-    OpenVINO's PagedAttention form, in blocks the runtime owns, so that a call that goes
-    back to an earlier position costs no more than a step (docs/llm.md). It assumes
+    ``paged_attention`` keeps the KV cache of calls of one token in OpenVINO's
+    PagedAttention form, in blocks the runtime owns, so that a call that goes back to an
+    earlier position costs no more than a step (docs/llm.md): every call of an LLM
+    exported with one token a call, or with ``one_token_model`` the calls of one token of
+    a dynamic-length export. It assumes
     causal attention over the whole cache: :func:`~executorch_openvino.llm.export.export_llm`
     refuses it for a model with a sliding window. CPU only, with an f32, f16 or bf16 cache.
     """

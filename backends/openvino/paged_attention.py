@@ -22,7 +22,9 @@ _TOKENS_NAME = "input_ids"
 def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
     """Raises ValueError naming why the runtime could not keep `model`'s KV cache in
     PagedAttention form: a device or cache precision whose blocks it does not lay out,
-    no grown KV cache, calls of more than one token, or attention the rewrite leaves."""
+    no grown KV cache, calls of more than one token (a dynamic-length export needs
+    one_token_model, whose calls of one token then run in the form), or attention the
+    rewrite leaves."""
     if options.device_type != "CPU":
         raise ValueError(f"OpenVINO paged_attention runs on CPU; device is {options.device!r}")
     if options.kv_cache_precision == "u8":
@@ -40,11 +42,24 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
             f"inputs {[port.get_any_name() for port in trial.inputs]}"
         )
     shape = tokens[0].get_partial_shape()
-    if not shape.is_static or math.prod(shape.to_shape()) != 1:
+    if shape.is_dynamic:
+        # A dynamic-length export: its calls of one token run on the model of one token,
+        # which the runtime keeps in this form; prompts stay on the stateful model.
+        if not options.one_token_model:
+            raise ValueError(
+                f"OpenVINO paged_attention takes one token a call: export with enable_dynamic_shape=False "
+                f"(--static-shape), or set one_token_model for a dynamic-length export; this delegate's tokens "
+                f"input is {shape}"
+            )
+        shape = ov.PartialShape([1 if dim.is_dynamic else dim.get_length() for dim in shape])
+        trial.reshape({tokens[0]: shape})
+    elif options.one_token_model:
         raise ValueError(
-            f"OpenVINO paged_attention takes one token a call (an LLM exported with enable_dynamic_shape=False, "
-            f"--static-shape); this delegate's tokens input is {shape}"
+            "OpenVINO paged_attention with one_token_model is for dynamic-length exports; this delegate "
+            "already takes one token a call: leave one_token_model out"
         )
+    if math.prod(shape.to_shape()) != 1:
+        raise ValueError(f"OpenVINO paged_attention takes one token a call; this delegate's tokens input is {shape}")
     from openvino._offline_transformations import paged_attention_transformation
 
     tokens[0].get_tensor().set_names({_TOKENS_NAME})

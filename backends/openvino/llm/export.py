@@ -104,8 +104,9 @@ def export_llm(
             "export_llm: the model must be built with use_kv_cache=True; "
             "ExecuTorch's LLM runner feeds one token per call after the prompt"
         )
-    if parse_compile_specs(compile_specs).paged_attention:
-        _check_paged_attention_fits(args)
+    options = parse_compile_specs(compile_specs)
+    if options.paged_attention:
+        _check_paged_attention_fits(args, options.one_token_model)
     compression = compression_settings(weight_compression) if weight_compression else None
     tokens = torch.tensor([[bos_id, bos_id]], dtype=torch.long)
     positions = torch.tensor([0], dtype=torch.long)
@@ -129,12 +130,12 @@ def export_llm(
     return edge.to_executorch()
 
 
-def _check_paged_attention_fits(args: Any) -> None:
+def _check_paged_attention_fits(args: Any, one_token_model: bool) -> None:
     """Refuses, before the export, a model the compile spec paged_attention would run wrong or not at all."""
-    if args.enable_dynamic_shape:
+    if args.enable_dynamic_shape and not one_token_model:
         raise ValueError(
             "export_llm: paged_attention takes one token a call; export with enable_dynamic_shape=False "
-            "(--static-shape)"
+            "(--static-shape), or add one_token_model, whose calls of one token then run in that form"
         )
     window = getattr(args, "sliding_window", None)
     if window:
@@ -234,8 +235,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument(
         "--paged-attention",
         action="store_true",
-        help="with --static-shape: keep the KV cache in OpenVINO's PagedAttention form, so that going back to an "
-        "earlier position costs a step (CPU; not for models with a sliding window)",
+        help="with --static-shape or --one-token-model: keep the KV cache of calls of one token in OpenVINO's "
+        "PagedAttention form, so that going back to an earlier position costs a step (CPU; not for models with "
+        "a sliding window)",
     )
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
@@ -263,8 +265,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     options = parser.parse_args(argv)
     if options.one_token_model and options.static_shape:
         parser.error("--one-token-model is for dynamic-length exports; --static-shape has one token per call already")
-    if options.paged_attention and not options.static_shape:
-        parser.error("--paged-attention takes one token a call: add --static-shape")
+    if options.paged_attention and not (options.static_shape or options.one_token_model):
+        parser.error("--paged-attention takes one token a call: add --static-shape or --one-token-model")
     if options.hf and (options.checkpoint or options.vocab_size is not None):
         parser.error("--checkpoint and --vocab-size are for --params; a --hf folder holds its weights and sizes")
     logging.basicConfig(level=logging.INFO)

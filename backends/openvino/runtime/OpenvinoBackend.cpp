@@ -217,29 +217,34 @@ std::string openvino_build_tag() {
 // The names of derived models' files in the model cache. What makes their bytes is
 // in them (the dimension fixed, OpenVINO's build), so that loads that would write
 // other bytes never share the files. A new way of making a derived model needs a new name.
-std::string one_token_variant(CacheSequence::CountSource tokens) {
-  return "one-token-" + std::to_string(tokens.input) + "-" + std::to_string(tokens.dim) + "-" + openvino_build_tag();
+std::string one_token_variant(CacheSequence::CountSource tokens, bool paged_attention) {
+  return "one-token-" + std::to_string(tokens.input) + "-" + std::to_string(tokens.dim) +
+         (paged_attention ? "-paged-attention-" : "-") + openvino_build_tag();
 }
 
 std::string paged_attention_variant() {
   return "paged-attention-" + openvino_build_tag();
 }
 
-// The blob's IR with the tokens' length fixed at 1, compiled: through IR files of
+// The blob's IR with the tokens' length fixed at 1 (and with paged_attention in
+// PagedAttention form, paged_attention.h), compiled: through IR files of
 // its own in the model cache when there is one, so that a cached load reads no IR;
 // else, or when the cache gave no model, from the IR read again. An empty model
 // when the IR cannot be read. Throws what OpenVINO throws.
 ov::CompiledModel compile_one_token(ov::Core& core, const BlobView& blob, bool borrows_blob,
                                     const CompileSettings& settings, CacheSequence::CountSource tokens) {
-  const auto with_one_token = [tokens](std::shared_ptr<ov::Model> model) {
+  const auto with_one_token = [tokens, &settings](std::shared_ptr<ov::Model> model) {
     if (model) {
       OneTokenModel::fix_tokens_at_one(*model, tokens);
+      if (settings.paged_attention) {
+        to_paged_attention(model);
+      }
     }
     return model;
   };
   if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
-    Result<ov::CompiledModel> cached =
-        compile_derived_through_model_cache(core, blob, settings, one_token_variant(tokens), [&](const VerifiedIr& ir) {
+    Result<ov::CompiledModel> cached = compile_derived_through_model_cache(
+        core, blob, settings, one_token_variant(tokens, settings.paged_attention), [&](const VerifiedIr& ir) {
           return with_one_token(core.read_model(std::string(ir.blob().ir_xml), weights_in(ir.blob())));
         });
     if (!cached.ok()) {
@@ -334,7 +339,8 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, co
   bool borrows_blob = true;
   try {
     std::optional<std::pair<ModelRun, bool>> paged;
-    if (options.paged_attention) {
+    // With one_token_model, the model of one token takes the form; prompts keep the state.
+    if (options.paged_attention && !options.one_token_model) {
       paged = paged_model_for(*blob, options);
     }
     if (paged) {

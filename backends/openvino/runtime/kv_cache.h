@@ -61,6 +61,8 @@ class CacheSequence {
 
   /// The positions the cache holds at most.
   int64_t capacity() const { return capacity_; }
+  /// The positions the cache holds now; -1 after a failed call, until a restart at 0.
+  int64_t filled() const { return filled_; }
   /// The positions of the call before_call last accepted: call_start()..call_end() - 1.
   int64_t call_start() const { return pending_start_; }
   int64_t call_end() const { return pending_end_; }

@@ -38,6 +38,31 @@ void OneTokenModel::fix_tokens_at_one(ov::Model& model, CacheSequence::CountSour
   model.reshape({{model.input(tokens.input), shape}});
 }
 
+namespace {
+
+// Whether a grown cache's values can move to and from `blocks`: the same element
+// type, heads and size, one sequence. Logs why not.
+bool fits_in_blocks(ov::VariableState& state, const ov::Tensor& blocks) {
+  if (!blocks) {
+    ET_LOG(Error, "OpenVINO delegate: one_token_model: no PagedAttention cache takes the place of '%s'",
+           state.get_name().c_str());
+    return false;
+  }
+  const ov::Tensor value = state.get_state();
+  const ov::Shape shape = value.get_shape();
+  const ov::Shape block = blocks.get_shape();
+  if (value.get_element_type() != blocks.get_element_type() || shape.size() != 4 || shape[0] != 1 ||
+      shape[1] != block[1] || shape[3] != block[3]) {
+    ET_LOG(Error, "OpenVINO delegate: one_token_model: cache '%s' (%s %s) does not fit blocks %s %s",
+           state.get_name().c_str(), value.get_element_type().to_string().c_str(), shape.to_string().c_str(),
+           blocks.get_element_type().to_string().c_str(), block.to_string().c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<OneTokenModel> OneTokenModel::create(ov::CompiledModel compiled, ModelRun& general,
                                             CacheSequence::CountSource tokens) {
   Result<ModelRun> run = ModelRun::create(std::move(compiled));
@@ -55,6 +80,14 @@ Result<OneTokenModel> OneTokenModel::create(ov::CompiledModel compiled, ModelRun
   }
   for (auto& state : general.request.query_state()) {
     const auto found = by_name.find(state.get_name());
+    if (found == by_name.end() && is_grown_cache(state) && one_token.run_.paged) {
+      ov::Tensor blocks = one_token.run_.paged->blocks_of(state.get_name());
+      if (!fits_in_blocks(state, blocks)) {
+        return Error::InvalidArgument;
+      }
+      one_token.blocks_.push_back(CacheBlocks{state, blocks});
+      continue;
+    }
     if (found == by_name.end()) {
       ET_LOG(Error, "OpenVINO delegate: one_token_model: state '%s' is missing from the model of one token",
              state.get_name().c_str());
@@ -103,6 +136,19 @@ void OneTokenModel::move_sequence(ModelRun& from, ModelRun& to, Span<EValue*> in
       target.reset();
     } else {
       target.set_state(source.get_state());
+    }
+  }
+  // A sequence in blocks: its positions are the ones the cache of `from` holds.
+  const int64_t filled = from.cache->filled();
+  for (CacheBlocks& pair : blocks_) {
+    if (to_one_token) {
+      if (!starts_again && filled > 0) {
+        PagedCache::write_sequence(pair.general.get_state(), pair.blocks);
+      }
+    } else if (starts_again || filled <= 0) {
+      pair.general.reset();
+    } else {
+      pair.general.set_state(PagedCache::read_sequence(pair.blocks, static_cast<size_t>(filled)));
     }
   }
   to.cache->continue_from(*from.cache);

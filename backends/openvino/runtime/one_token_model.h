@@ -14,6 +14,10 @@
  * before a prompt that starts again at position 0, only the states other than the
  * grown caches, which that call empties anyway.
  *
+ * With the compile spec paged_attention, the model of one token keeps its KV cache
+ * in OpenVINO's PagedAttention form (paged_attention.h): the grown caches are then
+ * copied into and out of its blocks instead, and decode steps go back without a copy.
+ *
  * The cost is memory: the CPU plugin keeps its own copy of the weights it repacks
  * for each compiled model, and its fused KV cache states keep the tensor they were
  * last set from (a copy of the cache the switch moved) until they are set again.
@@ -80,6 +84,13 @@ class OneTokenModel {
     bool grown_cache;  // emptied by a call that starts again at position 0
   };
   std::vector<StatePair> states_;
+  // With a model of one token in PagedAttention form: the general model's grown
+  // caches and the blocks of the model of one token that replace them.
+  struct CacheBlocks {
+    ov::VariableState general;
+    ov::Tensor blocks;
+  };
+  std::vector<CacheBlocks> blocks_;
   bool holds_sequence_ = false;  // whether this model's request holds the states of the sequence
 };
 

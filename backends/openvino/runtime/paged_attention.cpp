@@ -2,8 +2,11 @@
 
 #include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
+#include <utility>
 
 #include <executorch/runtime/platform/log.h>
 #include <openvino/op/constant.hpp>
@@ -86,6 +89,59 @@ void keep_shape(const ov::Output<ov::Node>& output, const ov::PartialShape& shap
   }
 }
 
+// The variable of the grown cache that an attention input reads: through the ops
+// that repeat or convert the cache, to the Concat that grows it, whose first input
+// is the cache read from its variable. Empty when the input is not in that form.
+std::string cache_variable_of(ov::Output<ov::Node> value) {
+  static const std::set<std::string> repeats = {"Reshape", "Broadcast", "Unsqueeze", "Convert", "Tile"};
+  static const std::set<std::string> reads = {"Convert", "Gather"};
+  std::shared_ptr<ov::Node> node = value.get_node_shared_ptr();
+  while (repeats.count(node->get_type_name()) != 0) {
+    node = node->input_value(0).get_node_shared_ptr();
+  }
+  if (std::string(node->get_type_name()) != "Concat") return {};
+  node = node->input_value(0).get_node_shared_ptr();
+  while (reads.count(node->get_type_name()) != 0) {
+    node = node->input_value(0).get_node_shared_ptr();
+  }
+  const auto read = std::dynamic_pointer_cast<ov::op::util::ReadValueBase>(node);
+  return read ? read->get_variable_id() : std::string();
+}
+
+// The variables of the keys and values each attention reads, in the model's order.
+std::vector<std::pair<std::string, std::string>> caches_read_by_attention(const ov::Model& model) {
+  std::vector<std::pair<std::string, std::string>> caches;
+  for (const auto& op : model.get_ordered_ops()) {
+    if (std::string(op->get_type_name()) == "ScaledDotProductAttention") {
+      caches.emplace_back(cache_variable_of(op->input_value(1)), cache_variable_of(op->input_value(2)));
+    }
+  }
+  return caches;
+}
+
+// Names each cache input after the variable it takes the place of (kPagedCacheName),
+// when every attention read a grown cache: the model of one token moves a sequence
+// between those variables and the blocks (one_token_model.h). SDPAToPagedAttention
+// replaces the attentions in the same order, each with its own cache inputs.
+void name_caches_after_variables(ov::Model& model, const std::vector<std::pair<std::string, std::string>>& read) {
+  std::vector<std::shared_ptr<ov::Node>> paged;
+  for (const auto& op : model.get_ordered_ops()) {
+    if (std::string(op->get_type_name()) == "PagedAttentionExtension") paged.push_back(op);
+  }
+  if (paged.size() != read.size()) return;
+  for (const auto& [keys, values] : read) {
+    if (keys.empty() || values.empty()) return;
+  }
+  for (size_t i = 0; i < paged.size(); ++i) {
+    for (const auto& [input, variable] : {std::make_pair(3, read[i].first), std::make_pair(4, read[i].second)}) {
+      ov::Output<ov::Node> cache = paged[i]->input_value(input);
+      std::unordered_set<std::string> names = cache.get_names();
+      names.insert(kPagedCacheName + variable);
+      cache.set_names(names);
+    }
+  }
+}
+
 }  // namespace
 
 void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
@@ -107,12 +163,14 @@ void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
   tokens->output(0).set_names({kTokensName});
   tokens->set_friendly_name(kTokensName);
 
+  const auto read = caches_read_by_attention(*model);
   ov::pass::Manager manager;
   manager.register_pass<ov::pass::SDPAToPagedAttention>();
   manager.run_passes(model);
   if (grown_caches_in(*model) != 0) {
     throw std::invalid_argument("SDPAToPagedAttention left a grown KV cache as a state");
   }
+  name_caches_after_variables(*model, read);
 
   // The transformation flattens the tokens to one dimension; the delegate's input keeps
   // its shape and is flattened inside the model, at the same index.
@@ -160,11 +218,17 @@ bool is_cache_input(const std::string& name) {
   return starts_with(name, kKeyCachePrefix) || starts_with(name, kValueCachePrefix);
 }
 
-bool is_paged_input(const ov::Output<const ov::Node>& port) {
+// The name SDPAToPagedAttention gave an input (a cache also carries kPagedCacheName);
+// empty for the delegate's own inputs.
+std::string paged_name_of(const ov::Output<const ov::Node>& port) {
   for (const auto& name : port.get_names()) {
-    if (paged_inputs_by_name().count(name) != 0 || is_cache_input(name)) return true;
+    if (paged_inputs_by_name().count(name) != 0 || is_cache_input(name)) return name;
   }
-  return false;
+  return {};
+}
+
+bool is_paged_input(const ov::Output<const ov::Node>& port) {
+  return !paged_name_of(port).empty();
 }
 
 // The sizes of a cache block, [heads, positions, size], when the device fixed them.
@@ -202,7 +266,7 @@ Result<std::optional<PagedCache>> PagedCache::find(const ov::CompiledModel& comp
   std::optional<ov::Shape> block;
   for (size_t i = first; i < inputs.size(); ++i) {
     const ov::Output<const ov::Node>& port = inputs[i];
-    const std::string name = port.get_any_name();
+    const std::string name = paged_name_of(port);
     if (is_cache_input(name)) {
       const std::optional<ov::Shape> shape = block_shape_of(port);
       // Keys and values in blocks of one layout: [heads, positions, size]. A u8 cache
@@ -223,7 +287,7 @@ Result<std::optional<PagedCache>> PagedCache::find(const ov::CompiledModel& comp
     const ov::element::Type expected = int64_positions ? ov::element::i64 : ov::element::i32;
     if (found == paged_inputs_by_name().end() || port.get_element_type() != expected) {
       ET_LOG(Error, "OpenVINO delegate: paged_attention: input %zu ('%s', %s) is not one this runtime fills", i,
-             name.c_str(), port.get_element_type().to_string().c_str());
+             port.get_any_name().c_str(), port.get_element_type().to_string().c_str());
       return Error::InvalidArgument;
     }
   }
@@ -246,12 +310,17 @@ Result<std::optional<PagedCache>> PagedCache::find(const ov::CompiledModel& comp
   }
   for (size_t i = first; i < inputs.size(); ++i) {
     const ov::Output<const ov::Node>& port = inputs[i];
-    const std::string name = port.get_any_name();
+    const std::string name = paged_name_of(port);
     if (is_cache_input(name)) {
       ov::Shape shape{blocks};
       shape.insert(shape.end(), block->begin(), block->end());
       cache.blocks_.push_back(zeroed(port.get_element_type(), shape));
       request.set_tensor(port, cache.blocks_.back());
+      for (const auto& other : port.get_names()) {
+        if (starts_with(other, kPagedCacheName)) {
+          cache.blocks_of_variable_.emplace(other.substr(std::strlen(kPagedCacheName)), cache.blocks_.size() - 1);
+        }
+      }
       continue;
     }
     switch (paged_inputs_by_name().at(name)) {
@@ -280,6 +349,45 @@ Result<std::optional<PagedCache>> PagedCache::find(const ov::CompiledModel& comp
     return Error::InvalidArgument;
   }
   return std::optional<PagedCache>(std::move(cache));
+}
+
+ov::Tensor PagedCache::blocks_of(const std::string& variable) const {
+  const auto found = blocks_of_variable_.find(variable);
+  return found == blocks_of_variable_.end() ? ov::Tensor() : blocks_[found->second];
+}
+
+namespace {
+
+// Copies each head's rows of `positions` positions between a grown cache's value,
+// [1, heads, positions, size], and blocks [blocks, heads, block size, size], one way or
+// the other.
+void copy_rows(const ov::Tensor& from, ov::Tensor& to, const ov::Shape& blocks_shape, size_t positions,
+               bool into_blocks) {
+  const size_t heads = blocks_shape[1], block_size = blocks_shape[2];
+  const size_t row_bytes = blocks_shape[3] * from.get_element_type().size();
+  const auto* source = static_cast<const uint8_t*>(from.data());
+  auto* target = static_cast<uint8_t*>(to.data());
+  for (size_t h = 0; h < heads; ++h) {
+    for (size_t p = 0; p < positions; ++p) {
+      const size_t in_blocks = (((p / block_size) * heads + h) * block_size + p % block_size) * row_bytes;
+      const size_t in_sequence = (h * positions + p) * row_bytes;
+      std::memcpy(target + (into_blocks ? in_blocks : in_sequence), source + (into_blocks ? in_sequence : in_blocks),
+                  row_bytes);
+    }
+  }
+}
+
+}  // namespace
+
+void PagedCache::write_sequence(const ov::Tensor& sequence, ov::Tensor& blocks) {
+  copy_rows(sequence, blocks, blocks.get_shape(), sequence.get_shape().at(2), true);
+}
+
+ov::Tensor PagedCache::read_sequence(const ov::Tensor& blocks, size_t positions) {
+  const ov::Shape shape = blocks.get_shape();
+  ov::Tensor sequence(blocks.get_element_type(), {1, shape[1], positions, shape[3]});
+  copy_rows(blocks, sequence, shape, positions, false);
+  return sequence;
 }
 
 void PagedCache::before_call(ov::InferRequest& request, int64_t start, int64_t end) {

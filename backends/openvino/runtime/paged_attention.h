@@ -19,8 +19,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <executorch/runtime/core/result.h>
@@ -31,9 +33,14 @@
 
 namespace executorch_openvino {
 
+/// A cache input's second name, after the variable of the grown cache it takes the
+/// place of: kPagedCacheName + variable id.
+inline constexpr const char kPagedCacheName[] = "executorch_openvino.paged_cache=";
+
 /// Rewrites `model`, an IR whose KV caches grow by concatenation, with OpenVINO's
 /// SDPAToPagedAttention. Its own inputs and outputs keep their indices, names and
-/// shapes; the PagedAttention inputs come after them. Throws std::invalid_argument
+/// shapes; the PagedAttention inputs come after them, each cache named after the
+/// variable it replaces (kPagedCacheName) where every attention read one. Throws std::invalid_argument
 /// when a grown cache is left as a state, the tokens input cannot be told apart or
 /// holds more than one token, and what OpenVINO throws.
 void to_paged_attention(const std::shared_ptr<ov::Model>& model);
@@ -57,6 +64,18 @@ class PagedCache {
   /// Allocates only when the count of positions a call brings changes.
   void before_call(ov::InferRequest& request, int64_t start, int64_t end);
 
+  /// The blocks that replace the grown cache of `variable`; an empty tensor when no
+  /// cache input is named after it.
+  ov::Tensor blocks_of(const std::string& variable) const;
+
+  /// Writes `sequence`, a grown cache's value [1, heads, positions, size], into
+  /// `blocks` [blocks, heads, block size, size] of the same element type: position p
+  /// at block p / block size, row p % block size.
+  static void write_sequence(const ov::Tensor& sequence, ov::Tensor& blocks);
+  /// The first `positions` positions of `blocks` as a grown cache's value
+  /// [1, heads, positions, size].
+  static ov::Tensor read_sequence(const ov::Tensor& blocks, size_t positions);
+
  private:
   PagedCache() = default;
 
@@ -64,13 +83,14 @@ class PagedCache {
   int64_t block_size_ = 0;
   ov::Output<const ov::Node> position_ids_port_;
   ov::Output<const ov::Node> block_indices_port_;
-  ov::Tensor past_lens_;                  // [1]: positions before the call
-  ov::Tensor subsequence_begins_;         // [2]: 0, positions of the call
-  ov::Tensor block_indices_begins_;       // [2]: 0, blocks the sequence uses
-  ov::Tensor max_context_len_;            // []: positions attended
-  ov::Tensor position_ids_;               // [positions of the call]
-  std::vector<ov::Tensor> first_blocks_;  // [k]: 0..k-1, a view of one tensor for each k
-  std::vector<ov::Tensor> blocks_;        // the key and value caches, bound once
+  ov::Tensor past_lens_;                              // [1]: positions before the call
+  ov::Tensor subsequence_begins_;                     // [2]: 0, positions of the call
+  ov::Tensor block_indices_begins_;                   // [2]: 0, blocks the sequence uses
+  ov::Tensor max_context_len_;                        // []: positions attended
+  ov::Tensor position_ids_;                           // [positions of the call]
+  std::vector<ov::Tensor> first_blocks_;              // [k]: 0..k-1, a view of one tensor for each k
+  std::vector<ov::Tensor> blocks_;                    // the key and value caches, bound once
+  std::map<std::string, size_t> blocks_of_variable_;  // index in blocks_ by variable id
 };
 
 }  // namespace executorch_openvino

@@ -160,3 +160,53 @@ def test_export_llm_refuses_a_dynamic_length_export_before_exporting():
     args = ModelArgs(max_seq_len=CONTEXT, use_kv_cache=True, enable_dynamic_shape=True)
     with pytest.raises(ValueError, match="enable_dynamic_shape=False"):
         export_llm(torch.nn.Identity(), args, compile_specs=openvino_compile_specs(paged_attention=True))
+
+
+@pytest.fixture(scope="module")
+def dynamic_llama():
+    torch.manual_seed(0)
+    return small_llama(layers=2, dim=96, max_seq_len=CONTEXT, enable_dynamic_shape=True)
+
+
+@pytest.fixture(scope="module")
+def dynamic_program(dynamic_llama, tmp_path_factory):
+    sequence = torch.export.Dim("sequence", min=1, max=CONTEXT - 1)
+    with torch.no_grad():
+        return lower(
+            dynamic_llama,
+            (torch.tensor([[1, 2]]), {"input_pos": torch.tensor([0])}),
+            tmp_path_factory.mktemp("paged_dynamic"),
+            compile_specs=openvino_compile_specs(paged_attention=True, one_token_model=True),
+            dynamic_shapes=({1: sequence}, {"input_pos": None}),
+        )
+
+
+def assert_prompts_and_steps_like_eager(method, llama, calls):
+    """Runs (tokens, start) calls, prompts and single tokens, through `method` and a fresh eager copy."""
+    eager = copy.deepcopy(llama)
+    for call_tokens, start in calls:
+        inputs = (torch.tensor([call_tokens]), torch.tensor([start]))
+        with torch.no_grad():
+            expected = eager(inputs[0], {"input_pos": inputs[1]})
+        torch.testing.assert_close(run(method, inputs)[0], expected, rtol=1e-4, atol=1e-4)
+
+
+def test_with_one_token_model_decode_runs_in_paged_form_between_prompts(dynamic_program, dynamic_llama, capfd):
+    # The prompt fills the stateful cache, decode steps continue in the blocks (across a
+    # block boundary and back), a second prompt continues from what decode wrote, and a
+    # prompt that goes back into the first one cuts there.
+    prompt, follow_up = tokens(30, seed=6), tokens(5, seed=7)
+    steps = [([token], 30 + offset) for offset, token in enumerate(tokens(6, seed=8))]
+    calls = [(prompt, 0)] + steps + [([9], 33), ([4], 34), (follow_up, 35), ([11], 40), (tokens(4, seed=9), 10)]
+    calls += [([12], 14), ([13], 15)]
+    assert_prompts_and_steps_like_eager(dynamic_program.load_method(), dynamic_llama, calls)
+    err = capfd.readouterr().err
+    assert "paged_attention" not in err and "one_token_model" not in err
+
+
+def test_with_one_token_model_two_sequences_from_one_loaded_method(dynamic_program, dynamic_llama):
+    method = dynamic_program.load_method()
+    for seed in (10, 11):  # the second starts again at 0 after decoding in the blocks
+        prompt = tokens(7, seed=seed)
+        steps = [([token], 7 + offset) for offset, token in enumerate(tokens(30, seed=seed + 10))]
+        assert_prompts_and_steps_like_eager(method, dynamic_llama, [(prompt, 0)] + steps)
