@@ -77,7 +77,7 @@ std::shared_ptr<ov::op::v0::Parameter> parameter_named(const ov::Model& model, c
   throw std::invalid_argument("SDPAToPagedAttention left no input named " + name);
 }
 
-// Gives `node`'s consumers `shape` again, through a Reshape, where the rewrite changed it.
+// Gives `output`'s consumers `shape` again, through a Reshape, where the rewrite changed it.
 void keep_shape(const ov::Output<ov::Node>& output, const ov::PartialShape& shape) {
   if (output.get_partial_shape() == shape || !shape.is_static()) return;
   const ov::Shape sizes = shape.to_shape();
@@ -108,32 +108,61 @@ std::string cache_variable_of(ov::Output<ov::Node> value) {
   return read ? read->get_variable_id() : std::string();
 }
 
-// The variables of the keys and values each attention reads, in the model's order.
-std::vector<std::pair<std::string, std::string>> caches_read_by_attention(const ov::Model& model) {
-  std::vector<std::pair<std::string, std::string>> caches;
+// PagedAttentionExtension's inputs (OpenVINO 2026.4.1): query, key, value, key cache,
+// value cache, then the sequence's bookkeeping.
+constexpr size_t kQueryInput = 0;
+constexpr size_t kKeyCacheInput = 3;
+constexpr size_t kValueCacheInput = 4;
+
+// What an attention reads: the node of its queries, and the variables of its keys and values.
+struct AttentionReads {
+  std::shared_ptr<ov::Node> query;
+  std::string keys;
+  std::string values;
+};
+
+// What each attention reads, in the model's order.
+std::vector<AttentionReads> caches_read_by_attention(const ov::Model& model) {
+  std::vector<AttentionReads> reads;
   for (const auto& op : model.get_ordered_ops()) {
     if (std::string(op->get_type_name()) == "ScaledDotProductAttention") {
-      caches.emplace_back(cache_variable_of(op->input_value(1)), cache_variable_of(op->input_value(2)));
+      reads.push_back(AttentionReads{op->input_value(0).get_node_shared_ptr(), cache_variable_of(op->input_value(1)),
+                                     cache_variable_of(op->input_value(2))});
     }
   }
-  return caches;
+  return reads;
+}
+
+// Whether `node` is `ancestor` or computed from it within a few ops (the reshapes the
+// rewrite puts before PagedAttention's query input).
+bool reads_from(const std::shared_ptr<ov::Node>& node, const std::shared_ptr<ov::Node>& ancestor, int depth = 4) {
+  if (node == ancestor) return true;
+  if (depth == 0) return false;
+  for (const auto& input : node->input_values()) {
+    if (reads_from(input.get_node_shared_ptr(), ancestor, depth - 1)) return true;
+  }
+  return false;
 }
 
 // Names each cache input after the variable it takes the place of (kPagedCacheName),
-// when every attention read a grown cache: the model of one token moves a sequence
-// between those variables and the blocks (one_token_model.h). SDPAToPagedAttention
-// replaces the attentions in the same order, each with its own cache inputs.
-void name_caches_after_variables(ov::Model& model, const std::vector<std::pair<std::string, std::string>>& read) {
+// when every attention read a grown cache and each PagedAttention reads the queries of
+// the attention at its place in the order: the model of one token moves a sequence
+// between those variables and the blocks (one_token_model.h).
+void name_caches_after_variables(ov::Model& model, const std::vector<AttentionReads>& reads) {
   std::vector<std::shared_ptr<ov::Node>> paged;
   for (const auto& op : model.get_ordered_ops()) {
     if (std::string(op->get_type_name()) == "PagedAttentionExtension") paged.push_back(op);
   }
-  if (paged.size() != read.size()) return;
-  for (const auto& [keys, values] : read) {
-    if (keys.empty() || values.empty()) return;
+  if (paged.size() != reads.size()) return;
+  for (size_t i = 0; i < paged.size(); ++i) {
+    if (reads[i].keys.empty() || reads[i].values.empty() ||
+        !reads_from(paged[i]->input_value(kQueryInput).get_node_shared_ptr(), reads[i].query)) {
+      return;
+    }
   }
   for (size_t i = 0; i < paged.size(); ++i) {
-    for (const auto& [input, variable] : {std::make_pair(3, read[i].first), std::make_pair(4, read[i].second)}) {
+    for (const auto& [input, variable] :
+         {std::make_pair(kKeyCacheInput, reads[i].keys), std::make_pair(kValueCacheInput, reads[i].values)}) {
       ov::Output<ov::Node> cache = paged[i]->input_value(input);
       std::unordered_set<std::string> names = cache.get_names();
       names.insert(kPagedCacheName + variable);
@@ -163,14 +192,14 @@ void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
   tokens->output(0).set_names({kTokensName});
   tokens->set_friendly_name(kTokensName);
 
-  const auto read = caches_read_by_attention(*model);
+  const std::vector<AttentionReads> reads = caches_read_by_attention(*model);
   ov::pass::Manager manager;
   manager.register_pass<ov::pass::SDPAToPagedAttention>();
   manager.run_passes(model);
   if (grown_caches_in(*model) != 0) {
     throw std::invalid_argument("SDPAToPagedAttention left a grown KV cache as a state");
   }
-  name_caches_after_variables(*model, read);
+  name_caches_after_variables(*model, reads);
 
   // The transformation flattens the tokens to one dimension; the delegate's input keeps
   // its shape and is flattened inside the model, at the same index.
