@@ -79,10 +79,14 @@ int64_t position_axis(ov::VariableState& state) {
 
 }  // namespace
 
-bool is_grown_cache(const ov::VariableState& state) {
-  const std::string name = state.get_name();
+bool is_grown_cache_id(const std::string& variable_id) {
   const std::string suffix = kGrownCacheSuffix;
-  return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return variable_id.size() > suffix.size() &&
+         variable_id.compare(variable_id.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool is_grown_cache(const ov::VariableState& state) {
+  return is_grown_cache_id(state.get_name());
 }
 
 Result<std::optional<CacheSequence>> CacheSequence::find(const ov::CompiledModel& compiled, ov::InferRequest& request) {

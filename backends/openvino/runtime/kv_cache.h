@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <executorch/runtime/core/error.h>
@@ -26,6 +27,8 @@ namespace executorch_openvino {
 /// Whether `state` is a KV cache that grows by concatenation (its id ends with
 /// kGrownCacheSuffix): a restart at position 0 empties it.
 bool is_grown_cache(const ov::VariableState& state);
+/// Whether a variable id names a KV cache that grows by concatenation.
+bool is_grown_cache_id(const std::string& variable_id);
 
 class CacheSequence {
  public:

@@ -18,6 +18,8 @@
 
 #include <executorch_openvino/backend.h>
 
+#include "kv_cache.h"
+
 namespace executorch_openvino {
 
 using executorch::runtime::Error;
@@ -43,13 +45,10 @@ bool has_name_starting(const ov::Output<ov::Node>& output, const char* prefix) {
 
 // The grown caches `model` reads (SDPAToPagedAttention keeps the variables it no longer reads).
 size_t grown_caches_in(const ov::Model& model) {
-  const std::string suffix = kGrownCacheSuffix;
   size_t count = 0;
   for (const auto& op : model.get_ops()) {
     const auto read = std::dynamic_pointer_cast<ov::op::util::ReadValueBase>(op);
-    if (!read) continue;
-    const std::string id = read->get_variable_id();
-    count += id.size() > suffix.size() && id.compare(id.size() - suffix.size(), suffix.size(), suffix) == 0;
+    count += read && is_grown_cache_id(read->get_variable_id());
   }
   return count;
 }
@@ -426,7 +425,10 @@ void PagedCache::before_call(ov::InferRequest& request, int64_t start, int64_t e
   subsequence_begins_.data<int32_t>()[1] = static_cast<int32_t>(count);
   block_indices_begins_.data<int32_t>()[1] = static_cast<int32_t>(blocks);
   max_context_len_.data<int32_t>()[0] = static_cast<int32_t>(end);
-  request.set_tensor(block_indices_port_, first_blocks_.at(blocks - 1));
+  if (blocks != bound_blocks_) {  // the view of that many block indices, bound only when it changes
+    request.set_tensor(block_indices_port_, first_blocks_.at(blocks - 1));
+    bound_blocks_ = blocks;
+  }
   if (!position_ids_ || position_ids_.get_size() != static_cast<size_t>(count)) {
     position_ids_ = ov::Tensor(ov::element::i64, {static_cast<size_t>(count)});
     request.set_tensor(position_ids_port_, position_ids_);

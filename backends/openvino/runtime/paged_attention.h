@@ -89,6 +89,7 @@ class PagedCache {
   ov::Tensor max_context_len_;                        // []: positions attended
   ov::Tensor position_ids_;                           // [positions of the call]
   std::vector<ov::Tensor> first_blocks_;              // [k]: 0..k-1, a view of one tensor for each k
+  size_t bound_blocks_ = 0;                           // the k of the view bound to block_indices
   std::vector<ov::Tensor> blocks_;                    // the key and value caches, bound once
   std::map<std::string, size_t> blocks_of_variable_;  // index in blocks_ by variable id
 };
