@@ -52,7 +52,9 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
                 f"input is {shape}"
             )
         shape = ov.PartialShape([1 if dim.is_dynamic else dim.get_length() for dim in shape])
-        trial.reshape({tokens[0]: shape})
+        # As the runtime fixes it (one_token_model.cpp): on the parameter, without SmartReshape.
+        tokens[0].get_node().set_partial_shape(shape)
+        trial.validate_nodes_and_infer_types()
     elif options.one_token_model:
         raise ValueError(
             "OpenVINO paged_attention with one_token_model is for dynamic-length exports; this delegate "

@@ -216,9 +216,10 @@ std::string openvino_build_tag() {
 
 // The names of derived models' files in the model cache. What makes their bytes is
 // in them (the dimension fixed, OpenVINO's build), so that loads that would write
-// other bytes never share the files. A new way of making a derived model needs a new name.
+// other bytes never share the files. A new way of making a derived model needs a new name:
+// "v2" fixes the tokens' length without SmartReshape (OneTokenModel::fix_tokens_at_one).
 std::string one_token_variant(CacheSequence::CountSource tokens, bool paged_attention) {
-  return "one-token-" + std::to_string(tokens.input) + "-" + std::to_string(tokens.dim) +
+  return "one-token-v2-" + std::to_string(tokens.input) + "-" + std::to_string(tokens.dim) +
          (paged_attention ? "-paged-attention-" : "-") + openvino_build_tag();
 }
 

@@ -35,7 +35,11 @@ void OneTokenModel::fix_tokens_at_one(ov::Model& model, CacheSequence::CountSour
                                 std::to_string(tokens.dim) + " to fix at 1");
   }
   shape[tokens.dim] = 1;
-  model.reshape({{model.input(tokens.input), shape}});
+  // Set on the parameter, not through ov::Model::reshape: that also runs SmartReshape,
+  // whose MatMul rewrites leave OpenVINO 2026.4.1's CPU plugin holding the 4-bit weights
+  // of some matrix products (attention output, down projection) as f32 constants.
+  model.get_parameters().at(tokens.input)->set_partial_shape(shape);
+  model.validate_nodes_and_infer_types();
 }
 
 namespace {
