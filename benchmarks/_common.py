@@ -202,12 +202,24 @@ def package_version(name: str) -> str:
         return "not installed"
 
 
+# The instruction sets the CPU plugin's and XNNPACK's kernels choose by, in the order printed.
+_KERNEL_FLAGS = ("amx_int8", "amx_bf16", "avx512_vnni", "avx512_bf16", "avx512f", "avx_vnni", "avx2")
+
+
 def cpu_model() -> str:
+    """The CPU's name with its family, model and kernel-relevant flags: under a hypervisor
+    the name alone ("AMD EPYC") covers machines whose kernels differ."""
+    fields: Dict[str, str] = {}
     with open("/proc/cpuinfo") as cpuinfo:
         for line in cpuinfo:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown"
+            if not line.strip():
+                break  # the first processor's fields are enough
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
+    flags = set(fields.get("flags", "").split())
+    kernel_flags = " ".join(flag for flag in _KERNEL_FLAGS if flag in flags) or "no AVX2"
+    name = fields.get("model name", "unknown")
+    return f"{name}, family {fields.get('cpu family', '?')} model {fields.get('model', '?')}, {kernel_flags}"
 
 
 def environment() -> Dict[str, Any]:
