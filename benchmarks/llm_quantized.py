@@ -15,7 +15,9 @@ channel) and `all` for `all_layers=True` (the embedding and the output projectio
 4 bits too, as XNNPACK's 8da4w quantizes the output projection; NNCF's default keeps
 them in 8 bits). For each context and form:
 - decode: static exports (one token per call), the cache filled to 60% of the context,
-  then `--tokens` greedy steps; rows for ours with the default compile specs and with
+  then `--tokens` greedy steps; rows for ours with the compile specs export_llm gives
+  those weights (`compile_specs_for_compressed_weights`: for 4-bit weights in groups,
+  activations quantized in groups as long) and with
   `dynamic_quantization_group_size=0` (f32 activations), XNNPACK 8da4w (group 128) and
   OpenVINO alone compiled from the same IR with our runtime's configuration, with
   OpenVINO's own defaults (its precision hint, u8 KV cache and dynamic quantization, as
@@ -55,6 +57,8 @@ import torch  # noqa: E402
 from _common import cpu_ops, delegate_ids, environment, max_rel_err, print_header, print_table, setup_logging  # noqa: E402
 from executorch.exir import to_edge_transform_and_lower  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
+from executorch_openvino.compile_specs import parse_compile_specs  # noqa: E402
+from executorch_openvino.llm import compile_specs_for_compressed_weights  # noqa: E402
 from llm_engines import (  # noqa: E402
     SEQUENCE_NAME,
     ExecutorchEngine,
@@ -275,8 +279,9 @@ def main() -> None:
         for form in options.forms:
             compressed = nncf_compressed(decode_model, form, False, context)
             stem = form.replace(":", "_")
+            ours_specs = compile_specs_for_compressed_weights(None, nncf_settings(form))  # export_llm's
             ptes[f"ours {form}"] = write_pte(
-                compressed, OpenvinoPartitioner(), False, context, folder / f"ours_{stem}_{context}.pte"
+                compressed, OpenvinoPartitioner(ours_specs), False, context, folder / f"ours_{stem}_{context}.pte"
             )
             ptes[f"ours {form}, f32 activations"] = write_pte(
                 compressed,
@@ -289,24 +294,29 @@ def main() -> None:
             if options.kv_cache_u8:
                 ptes[f"ours {form}, u8 KV cache"] = write_pte(
                     compressed,
-                    OpenvinoPartitioner(openvino_compile_specs(kv_cache_precision="u8")),
+                    OpenvinoPartitioner(
+                        compile_specs_for_compressed_weights(
+                            openvino_compile_specs(kv_cache_precision="u8"), nncf_settings(form)
+                        )
+                    ),
                     False,
                     context,
                     folder / f"ours_{stem}_kvu8_{context}.pte",
                 )
                 references[f"ours {form}, u8 KV cache"] = references[f"ours {form}"]
             ir = converted_ir(compressed, folder / f"ir_{stem}_{context}.xml")
-            alone[f"OpenVINO alone {form}, our config"] = OpenvinoAlone(ir, runtime_config())
+            our_config = parse_compile_specs(ours_specs).compile_config()
+            alone[f"OpenVINO alone {form}, our config"] = OpenvinoAlone(ir, our_config)
             alone[f"OpenVINO alone {form}, its defaults"] = OpenvinoAlone(ir, {"PERFORMANCE_HINT": "LATENCY"})
             if options.extra_config:
                 extra = dict(item.split("=", 1) for item in options.extra_config.split(","))
                 name = f"OpenVINO alone {form}, {options.extra_config}"
-                alone[name] = OpenvinoAlone(ir, {**runtime_config(), **extra})
+                alone[name] = OpenvinoAlone(ir, {**our_config, **extra})
             if not options.no_prefill:
                 prefill_model = llama(options.shape, context, dynamic=True)
                 prefill_ptes[f"ours {form}"] = write_pte(
                     nncf_compressed(prefill_model, form, True, context),
-                    OpenvinoPartitioner(),
+                    OpenvinoPartitioner(ours_specs),
                     True,
                     context,
                     folder / f"ours_{stem}_prefill_{context}.pte",
