@@ -46,6 +46,8 @@ import openvino as ov  # noqa: E402
 import torch  # noqa: E402
 from _common import environment, print_header, print_table, setup_logging  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
+from executorch_openvino.compile_specs import parse_compile_specs  # noqa: E402
+from executorch_openvino.llm import compile_specs_for_compressed_weights  # noqa: E402
 from llm_engines import ExecutorchEngine, xnnpack_partitioner  # noqa: E402
 from llm_quantized import (  # noqa: E402
     SHAPES,
@@ -55,8 +57,8 @@ from llm_quantized import (  # noqa: E402
     kv_cache_kept_in_slots,
     llama,
     nncf_compressed,
+    nncf_settings,
     programs_folder,
-    runtime_config,
     write_pte,
     xnnpack_8da4w,
 )
@@ -193,13 +195,20 @@ def main() -> None:
     for context in options.contexts:
         model = llama(options.shape, context, dynamic=False)
         compressed = nncf_compressed(model, options.form, False, context)
+        # The compile specs export_llm gives these weights, and the configuration they make.
+        ours_specs = compile_specs_for_compressed_weights(None, nncf_settings(options.form))
+        our_config = parse_compile_specs(ours_specs).compile_config()
         engines: Dict[str, Callable] = {
             f"ours {options.form}": ExecutorchEngine(
-                write_pte(compressed, OpenvinoPartitioner(), False, context, folder / f"ours_{stem}_{context}.pte")
+                write_pte(
+                    compressed, OpenvinoPartitioner(ours_specs), False, context, folder / f"ours_{stem}_{context}.pte"
+                )
             ),
         }
         if not options.no_paged:
-            paged_specs = openvino_compile_specs(paged_attention=True)
+            paged_specs = compile_specs_for_compressed_weights(
+                openvino_compile_specs(paged_attention=True), nncf_settings(options.form)
+            )
             engines[f"ours {options.form}, paged_attention"] = ExecutorchEngine(
                 write_pte(
                     compressed,
@@ -209,18 +218,18 @@ def main() -> None:
                     folder / f"ours_{stem}_pa_{context}.pte",
                 )
             )
-        alone = OpenvinoAloneCut(converted_ir(compressed, folder / f"ir_{stem}_{context}.xml"), runtime_config())
+        alone = OpenvinoAloneCut(converted_ir(compressed, folder / f"ir_{stem}_{context}.xml"), our_config)
         engines[f"OpenVINO alone {options.form}, GenAI's cut"] = alone
         if not options.no_paged:
             # Read again from the file just written: the transformation changes the model it is given.
             paged_ir = converted_ir(compressed, folder / f"ir_{stem}_{context}.xml")
             engines[f"OpenVINO alone {options.form}, PagedAttention"] = OpenvinoAlonePaged(
-                paged_ir, runtime_config(), context
+                paged_ir, our_config, context
             )
         if not options.no_slots:
             with kv_cache_kept_in_slots():
                 slots_ir = converted_ir(compressed, folder / f"ir_slots_{stem}_{context}.xml")
-            engines[f"OpenVINO alone {options.form}, cache in slots"] = OpenvinoAlone(slots_ir, runtime_config())
+            engines[f"OpenVINO alone {options.form}, cache in slots"] = OpenvinoAlone(slots_ir, our_config)
         if not options.no_xnnpack:
             pte = write_pte(
                 xnnpack_8da4w(model), xnnpack_partitioner(), False, context, folder / f"xnnpack_{context}.pte"
