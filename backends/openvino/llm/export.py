@@ -29,7 +29,7 @@ import torch
 from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 
-from ..compile_specs import DYNAMIC_QUANTIZATION_GROUP_SIZE, openvino_compile_specs, parse_compile_specs
+from ..compile_specs import DYNAMIC_QUANTIZATION_GROUP_SIZE, openvino_compile_specs, parse_compile_specs, with_defaults
 from ..partitioner import OpenvinoPartitioner
 
 logger = logging.getLogger(__name__)
@@ -148,17 +148,14 @@ def compile_specs_for_compressed_weights(
     the largest relative logit error against f32 activations 1.1-1.4e-2 instead of
     0.9-1.0e-2 (XNNPACK's 8da4w, one group per token: 1.5e-2 against its eager model).
     """
-    mode = str(getattr((compression or {}).get("mode"), "value", (compression or {}).get("mode")))
-    group = (compression or {}).get("group_size")
+    settings = compression or {}
+    mode = str(getattr(settings.get("mode"), "value", settings.get("mode")))  # a CompressWeightsMode or its value
+    group = settings.get("group_size")
     four_bit_groups = mode.startswith("int4") and isinstance(group, int) and group > 0
     if not four_bit_groups or parse_compile_specs(compile_specs).dynamic_quantization_group_size is not None:
         return compile_specs
-    [spec] = [
-        spec
-        for spec in openvino_compile_specs(dynamic_quantization_group_size=group)
-        if spec.key == DYNAMIC_QUANTIZATION_GROUP_SIZE
-    ]
-    return [*(compile_specs if compile_specs is not None else openvino_compile_specs()), spec]
+    activation_groups = openvino_compile_specs(dynamic_quantization_group_size=group)
+    return [*with_defaults(compile_specs), *(s for s in activation_groups if s.key == DYNAMIC_QUANTIZATION_GROUP_SIZE)]
 
 
 def _check_paged_attention_fits(args: Any, one_token_model: bool) -> None:
