@@ -4,8 +4,9 @@
 first the rewrites that give the model the form the runtime binds (index checks,
 outputs, state, the growing KV cache), then those that make OpenVINO compute what
 eager PyTorch computes where OpenVINO 2026.4.1 (its CPU plugin or its PyTorch
-frontend) computes an op otherwise, silently. They change the model the blob
-stores, so every device, and OpenVINO alone reading our blob, computes the same.
+frontend) computes an op otherwise, silently, and last those that change how a
+value is computed, not what (for the CPU plugin's speed). They change the model
+the blob stores, so every device, and OpenVINO alone reading our blob, computes the same.
 Each takes the model and the facts about its partition, and returns the model.
 """
 
@@ -32,6 +33,7 @@ from .interpolation_half_pixel import interpolate_with_half_pixel_centres
 from .kv_cache_growth import grow_kv_caches
 from .outputs import convert_outputs_to_torch_dtypes, restore_output_positions, separate_returned_inputs
 from .scatter_indices_below_range import refuse_scatter_indices_below_range
+from .sibling_products import fuse_sibling_products
 from .state import keep_buffers_as_state
 from .weights_read_both_ways import separate_weights_read_both_ways
 
@@ -107,6 +109,13 @@ def _separate_returned_inputs(model: ov.Model, partition: Partition) -> ov.Model
     return model
 
 
+@functools.wraps(fuse_sibling_products, assigned=_NAMED_AFTER)
+def _fuse_sibling_products(model: ov.Model, partition: Partition) -> ov.Model:
+    if partition.may_run_on_cpu:  # measured there; the GPU plugin joins such products itself
+        fuse_sibling_products(model)
+    return model
+
+
 REWRITES: List[Rewrite] = [
     # The form the runtime binds. Index marks first: they name the parameters the
     # partition's placeholders became, before state replaces some of them.
@@ -133,6 +142,8 @@ REWRITES: List[Rewrite] = [
     _same_model(keep_infinite_extremes),
     _same_model(zero_fully_masked_attention_rows),
     _same_model(interpolate_with_half_pixel_centres),
+    # The same values, computed faster. After the weight copies: it joins constants.
+    _fuse_sibling_products,
 ]
 
 
