@@ -48,7 +48,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Callable, ContextManager, Dict, Iterator, List, Optional, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -155,19 +155,28 @@ def converted_ir(module: torch.nn.Module, path: Path) -> ov.Model:
 
 
 @contextlib.contextmanager
-def kv_cache_kept_in_slots() -> Iterator[None]:
-    """Conversion without the rewrite that makes the KV cache grow
-    (conversion/rewrites/kv_cache_growth.py), for comparison only: the cache stays the
-    slots the model writes at its positions."""
+def conversion_without(rewrite_name: str) -> Iterator[None]:
+    """Conversion without the rewrite of conversion/rewrites/ named `rewrite_name`, for
+    comparison only."""
     from executorch_openvino.conversion import rewrites
-    from executorch_openvino.conversion.rewrites.kv_cache_growth import grow_kv_caches
 
     every_rewrite = list(rewrites.REWRITES)
-    rewrites.REWRITES[:] = [rewrite for rewrite in every_rewrite if rewrite.__name__ != grow_kv_caches.__name__]
+    rewrites.REWRITES[:] = [rewrite for rewrite in every_rewrite if rewrite.__name__ != rewrite_name]
+    if len(rewrites.REWRITES) == len(every_rewrite):
+        raise ValueError(f"no rewrite named {rewrite_name}")
     try:
         yield
     finally:
         rewrites.REWRITES[:] = every_rewrite
+
+
+def kv_cache_kept_in_slots() -> ContextManager[None]:
+    """Conversion without the rewrite that makes the KV cache grow
+    (conversion/rewrites/kv_cache_growth.py), for comparison only: the cache stays the
+    slots the model writes at its positions."""
+    from executorch_openvino.conversion.rewrites.kv_cache_growth import grow_kv_caches
+
+    return conversion_without(grow_kv_caches.__name__)
 
 
 class OpenvinoAlone:

@@ -69,10 +69,11 @@ def fuse_sibling_products(model: ov.Model) -> int:
             key = (values.of(product.input_value(0)), _attributes(product))
             groups.setdefault(key, []).append((product, plan))
     joined = 0
-    for members in groups.values():
-        for siblings in _matching(members):
+    for key in list(groups):
+        for siblings in _matching(groups.pop(key)):
             _join(siblings)
             joined += 1
+            siblings.clear()  # the replaced weights go as soon as nothing refers to them
     if joined:
         model.validate_nodes_and_infer_types()
         logger.debug("joined %d group(s) of matrix products that read one input", joined)
@@ -241,7 +242,11 @@ def _concatenated(constants: List[ov.Node], axis: int) -> ov.Node:
     joined_shape = list(shapes[0])
     joined_shape[axis] = sum(shape[axis] for shape in shapes)
     tensor = ov.Tensor(constants[0].get_element_type(), joined_shape)
-    np.asarray(tensor.data).view(np.uint8).reshape(-1)[:] = np.concatenate(parts, axis=1).reshape(-1)
+    joined_bytes = np.asarray(tensor.data).view(np.uint8).reshape(rows, -1)
+    start = 0
+    for part in parts:  # written in place: no second copy of the joined weight
+        joined_bytes[:, start : start + part.shape[1]] = part
+        start += part.shape[1]
     joined = ov.op.Constant(tensor)
     joined.set_friendly_name(constants[0].get_friendly_name() + "/joined")
     return joined
