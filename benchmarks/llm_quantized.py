@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import gc
 import os
 import statistics
 import sys
@@ -331,6 +332,7 @@ def main() -> None:
                     folder / f"ours_{stem}_prefill_{context}.pte",
                 )
             del compressed
+        quantized = None
         if not options.no_xnnpack:
             quantized = xnnpack_8da4w(decode_model)
             ptes["XNNPACK 8da4w"] = write_pte(
@@ -385,6 +387,11 @@ def main() -> None:
                 )
                 accuracy_rows.append([context, name, f"{agreed}/64", worst])
         print(f"context {context}: decode from position {start}")
+        # Nothing of this context held while the next one's models are built: at the 1B
+        # shape two contexts' models and engines did not fit in 24 GB.
+        del decode_model, references, alone, engines, prefill_engines
+        quantized = None
+        gc.collect()
     shape = SHAPES[options.shape]
     print_header(
         f"Quantized Llama, dim {shape['dim']}, {shape['layers']} layers, {shape['heads']} heads, "

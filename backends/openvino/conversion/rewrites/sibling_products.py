@@ -6,7 +6,8 @@ product is a short pass over its weights, and OpenVINO 2026.4.1's CPU plugin
 compiles each into a FullyConnected layer of its own (its GPU plugin joins them,
 FullyConnectedHorizontalFusion). Joined here, a Llama of dim 1024 with 4-bit
 weights compiles 33 FullyConnected layers instead of 57 and computes the same
-logits, bit for bit, in less time (benchmarks/results/).
+logits, bit for bit, in 0.97-0.99x the decode time on an AMD EPYC Zen 5
+(benchmarks/llm_joined_products.py; benchmarks/results/llm-quantized-zen5-2026-12-05.md).
 
 Each output channel of a product depends only on its own row of the weights, so the
 weights are joined along the output channels: every constant on a weight's way to
@@ -31,10 +32,10 @@ from ...workarounds import not_a_workaround
 
 logger = logging.getLogger(__name__)
 
-# Ops a weight's decompression may hold between its constants and the product, all
-# computed element by element or regrouping elements: the output channels stay apart.
+# Ops a weight's decompression may hold between its constants and the product that
+# compute element by element, so the output channels stay apart. (Reshape and
+# Transpose may too: _visit checks that they move the channels whole.)
 _ELEMENTWISE = ("Convert", "Multiply", "Subtract", "Add")
-_REGROUPING = ("Reshape", "Transpose")
 
 
 @dataclass
@@ -85,7 +86,8 @@ class _ValueKeys:
     and inputs (small constants by their bytes). Parameters, state and random numbers are
     keyed by the node itself."""
 
-    _BY_IDENTITY = ("Parameter", "ReadValue", "Assign", "RandomUniform", "Multinomial")
+    # Inputs, state, random numbers, and ops holding bodies whose attributes do not show them whole.
+    _BY_IDENTITY = ("Parameter", "ReadValue", "Assign", "RandomUniform", "Multinomial", "If", "Loop", "TensorIterator")
     _SMALL_CONSTANT_BYTES = 256
 
     def __init__(self, model: ov.Model) -> None:
