@@ -9,6 +9,8 @@ The model is llm_quantized.py's Llama (random weights). Each engine times two pr
 - the step's matrix products alone: every linear layer of the model (the same weights,
   quantized the same way: NNCF's `--form` for ours, 8da4w in groups of 128 for XNNPACK)
   applied once to one token's activations, in one program that returns each product.
+Ours is lowered with the compile specs export_llm gives those weights
+(`compile_specs_for_compressed_weights`: for `int4`, activations in groups of 128).
 What a step takes beyond its matrix products (attention, the KV cache, norms, rotary
 embedding, the embedding row, the call) is the difference. The quantized-LLM issue's
 target: that part of ours no slower than XNNPACK's on every CPU.
@@ -27,6 +29,7 @@ import torch
 from _common import environment, print_header, print_table, setup_logging
 from executorch.runtime import Runtime
 from executorch_openvino import OpenvinoPartitioner
+from executorch_openvino.llm import compile_specs_for_compressed_weights
 from llm_engines import ExecutorchEngine, decode_ms, xnnpack_partitioner
 from llm_quantized import (
     SHAPES,
@@ -42,16 +45,34 @@ from llm_quantized import (
 
 
 class MatrixProductsOfAStep(torch.nn.Module):
-    """Every linear layer of `model` (the same modules), each applied once to one token."""
+    """Every linear layer of `model` (the same modules), each applied once to one token.
+
+    Layers that read one input in the model (a layer's queries, keys and values; its gate
+    and up projections) read one input here too, and the others an input each: our
+    conversion joins the products of one input (conversion/rewrites/sibling_products.py)
+    as it joins them in the step, and no others.
+    """
+
+    # Linear layers of the Llama of ExecuTorch's examples that read one input, by name.
+    SHARED_INPUTS = {"wq": "qkv", "wk": "qkv", "wv": "qkv", "w1": "gate_up", "w3": "gate_up"}
 
     def __init__(self, model: torch.nn.Module) -> None:
         super().__init__()
-        self.layers = torch.nn.ModuleList(m for m in model.modules() if isinstance(m, torch.nn.Linear))
-        self.widths = sorted({layer.in_features for layer in self.layers})
+        linears = [(name, m) for name, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
+        self.layers = torch.nn.ModuleList(m for _, m in linears)
+        inputs: Dict[str, int] = {}
+        self.input_of_layer: List[int] = []
+        self.widths: List[int] = []
+        for name, layer in linears:
+            parent, _, leaf = name.rpartition(".")
+            group = f"{parent}:{self.SHARED_INPUTS.get(leaf, leaf)}"
+            if group not in inputs:
+                inputs[group] = len(self.widths)
+                self.widths.append(layer.in_features)
+            self.input_of_layer.append(inputs[group])
 
     def forward(self, *activations: torch.Tensor) -> List[torch.Tensor]:
-        by_width = {tensor.shape[-1]: tensor for tensor in activations}
-        return [layer(by_width[layer.in_features]) for layer in self.layers]
+        return [layer(activations[index]) for layer, index in zip(self.layers, self.input_of_layer)]
 
     def example(self, seed: int = 0) -> tuple:
         generator = torch.Generator().manual_seed(seed)
@@ -111,6 +132,7 @@ def main() -> None:
     folder = programs_folder(options.folder, "llm_quantized_matmuls_")
     env = environment()
     stem = options.form.replace(":", "_")
+    ours_specs = compile_specs_for_compressed_weights(None, nncf_settings(options.form))  # export_llm's
     rows: List[List[object]] = []
     for context in options.contexts:
         model = llama(options.shape, context, dynamic=False)
@@ -119,7 +141,7 @@ def main() -> None:
             "ours": ExecutorchEngine(
                 write_pte(
                     nncf_compressed(model, options.form, False, context),
-                    OpenvinoPartitioner(),
+                    OpenvinoPartitioner(ours_specs),
                     False,
                     context,
                     folder / f"ours_{stem}_{context}.pte",
@@ -136,7 +158,7 @@ def main() -> None:
                 products_pte(
                     products,
                     nncf_products(products, options.form),
-                    OpenvinoPartitioner(),
+                    OpenvinoPartitioner(ours_specs),
                     folder / f"products_ours_{stem}.pte",
                 ),
                 products,
