@@ -30,6 +30,11 @@ DebugHandleMap = Dict[str, Tuple[int, ...]]
 # The rt_info key under which the CPU plugin's runtime model lists a layer's fused ops.
 _ORIGINAL_LAYERS = "originalLayersNames"
 
+#: The rt_info key under which a rewrite lists, comma-separated, the names of the ops it
+#: replaced by the op holding it (conversion/rewrites/sibling_products.py: the products
+#: a joined product computes too). Read at lowering only: IR files do not keep it.
+ALSO_COMPUTES = "etov_also_computes"
+
 
 def _own_handles(node: torch.fx.Node) -> Tuple[int, ...]:
     handle = node.meta.get("debug_handle")
@@ -109,16 +114,25 @@ def layer_debug_handle_map(
         Layer or op name -> the sorted edge debug handles it computes; None when no
         name relates to a node with a handle.
     """
+    also = {
+        op.get_friendly_name(): op.get_rt_info()[ALSO_COMPUTES].astype(str).split(",")
+        for op in model.get_ordered_ops()
+        if ALSO_COMPUTES in op.get_rt_info()
+    }
+
+    def with_replaced(names: List[str]) -> List[str]:
+        return [each for name in names for each in (name, *also.get(name, ()))]
+
     handle_map: DebugHandleMap = {}
     for op in model.get_ordered_ops():
-        handles = _handles_of([op.get_friendly_name()], handles_by_node)
+        handles = _handles_of(with_replaced([op.get_friendly_name()]), handles_by_node)
         if handles:
             handle_map[op.get_friendly_name()] = handles
     if compiled is not None:
         for layer in compiled.get_runtime_model().get_ordered_ops():
             info = layer.get_rt_info()
             fused = info[_ORIGINAL_LAYERS].astype(str).split(",") if _ORIGINAL_LAYERS in info else []
-            handles = _handles_of([layer.get_friendly_name(), *fused], handles_by_node)
+            handles = _handles_of(with_replaced([layer.get_friendly_name(), *fused]), handles_by_node)
             if handles:
                 handle_map[layer.get_friendly_name()] = handles
     return handle_map or None

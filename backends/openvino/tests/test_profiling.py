@@ -246,3 +246,24 @@ def test_a_node_a_pass_put_before_an_op_takes_the_handles_of_that_op():
         cast = graph.call_function(torch.Tensor.float, (add.args[0],))
     add.replace_input_with(add.args[0], cast)
     assert node_debug_handles(edge.graph, prepared)[cast.name] == (2,)
+
+
+class ThreeProductsOfOneInput(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.queries, self.keys, self.values = (torch.nn.Linear(64, n, bias=False) for n in (64, 32, 32))
+
+    def forward(self, x):
+        return self.queries(x), self.keys(x), self.values(x)
+
+
+def test_a_layer_that_joins_products_maps_to_the_operators_of_each():
+    # Lowering joins products of one input into one layer (conversion/rewrites/sibling_products.py).
+    exported = torch.export.export(ThreeProductsOfOneInput().eval(), (torch.randn(3, 64),))
+    edge = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner()])
+    [lowered] = [m for m in edge.exported_program().graph_module.modules() if isinstance(m, LoweredBackendModule)]
+    products = [node for node in lowered.original_module.graph.nodes if op_name(node) == "aten.mm.default"]
+    [joined] = [name for name in lowered.meta["debug_handle_map"] if name.endswith("/MatMul")]
+
+    assert len(products) == 3
+    assert {node.meta["debug_handle"] for node in products} <= set(lowered.meta["debug_handle_map"][joined])

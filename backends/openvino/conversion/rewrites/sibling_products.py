@@ -28,6 +28,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
+from ...profiling import ALSO_COMPUTES
 from ...workarounds import not_a_workaround
 
 logger = logging.getLogger(__name__)
@@ -230,6 +231,8 @@ def _join(siblings: List[Tuple[ov.Node, _WeightPlan]]) -> None:
     first.validate_and_infer_types()
     split = ov_ops.variadic_split(first.output(0), np.int64(-1), np.array(widths, dtype=np.int64))
     split.set_friendly_name(first.get_friendly_name() + "/split")
+    # Profiling relates the joined layer to every product's operators, not the first's alone.
+    first.get_rt_info()[ALSO_COMPUTES] = ",".join(member.get_friendly_name() for member, _ in siblings[1:])
     for index, targets in enumerate(readers):
         for target in targets:
             target.replace_source_output(split.output(index))
