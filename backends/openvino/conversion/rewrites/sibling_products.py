@@ -214,12 +214,10 @@ def _join(siblings: List[Tuple[ov.Node, _WeightPlan]]) -> None:
     """Makes the first sibling compute all of them, and each sibling's readers read its slice."""
     first, plan = siblings[0]
     plans = [member_plan for _, member_plan in siblings]
-    chain = {op.get_instance_id() for op in [first, *plan.ops]}
     for index, (constant, axis) in enumerate(plan.sliced):
         joined = _concatenated([member_plan.sliced[index][0] for member_plan in plans], axis)
-        for target in constant.output(0).get_target_inputs():
-            if target.get_node().get_instance_id() in chain:  # not another reader of a shared constant
-                target.replace_source_output(joined.output(0))
+        [reader] = constant.output(0).get_target_inputs()  # its only one, as _visit checked
+        reader.replace_source_output(joined.output(0))
     for index, (reshape, axis) in enumerate(plan.reshapes):
         shape = list(reshape.get_output_shape(0))
         shape[axis] = sum(int(member_plan.reshapes[index][0].get_output_shape(0)[axis]) for member_plan in plans)
