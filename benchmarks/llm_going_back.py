@@ -46,18 +46,18 @@ import openvino as ov  # noqa: E402
 import torch  # noqa: E402
 from _common import environment, print_header, print_table, setup_logging  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
-from executorch_openvino.compile_specs import parse_compile_specs  # noqa: E402
-from executorch_openvino.llm import compile_specs_for_compressed_weights  # noqa: E402
 from llm_engines import ExecutorchEngine, xnnpack_partitioner  # noqa: E402
 from llm_quantized import (  # noqa: E402
     SHAPES,
     OpenvinoAlone,
+    add_form_argument,
     add_model_arguments,
+    compile_config,
     converted_ir,
+    export_llm_specs,
     kv_cache_kept_in_slots,
     llama,
     nncf_compressed,
-    nncf_settings,
     programs_folder,
     write_pte,
     xnnpack_8da4w,
@@ -177,7 +177,7 @@ def step_and_going_back_ms(engine: Callable, back: int, cut: int, repeats: int) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_arguments(parser, contexts=[256, 1024], rounds=5)
-    parser.add_argument("--form", default="int4_sym:128:all", help="mode[:group[:all]], as in llm_quantized.py")
+    add_form_argument(parser)
     parser.add_argument("--cut", type=int, default=15, help="positions a call goes back")
     parser.add_argument("--repeats", type=int, default=4, help="steps and goings back per round and engine")
     parser.add_argument("--no-xnnpack", action="store_true")
@@ -196,8 +196,8 @@ def main() -> None:
         model = llama(options.shape, context, dynamic=False)
         compressed = nncf_compressed(model, options.form, False, context)
         # The compile specs export_llm gives these weights, and the configuration they make.
-        ours_specs = compile_specs_for_compressed_weights(None, nncf_settings(options.form))
-        our_config = parse_compile_specs(ours_specs).compile_config()
+        ours_specs = export_llm_specs(options.form)
+        our_config = compile_config(ours_specs)
         engines: Dict[str, Callable] = {
             f"ours {options.form}": ExecutorchEngine(
                 write_pte(
@@ -206,9 +206,7 @@ def main() -> None:
             ),
         }
         if not options.no_paged:
-            paged_specs = compile_specs_for_compressed_weights(
-                openvino_compile_specs(paged_attention=True), nncf_settings(options.form)
-            )
+            paged_specs = export_llm_specs(options.form, openvino_compile_specs(paged_attention=True))
             engines[f"ours {options.form}, paged_attention"] = ExecutorchEngine(
                 write_pte(
                     compressed,

@@ -21,19 +21,19 @@ from typing import Dict, List
 import openvino as ov
 import torch
 from _common import environment, print_header, print_table, setup_logging
-from executorch_openvino.compile_specs import parse_compile_specs
 from executorch_openvino.conversion.rewrites.sibling_products import fuse_sibling_products
-from executorch_openvino.llm import compile_specs_for_compressed_weights
 from llm_engines import decode_ms
 from llm_quantized import (
     SHAPES,
     OpenvinoAlone,
+    add_form_argument,
     add_model_arguments,
+    compile_config,
     conversion_without,
     converted_ir,
+    export_llm_specs,
     llama,
     nncf_compressed,
-    nncf_settings,
     programs_folder,
 )
 
@@ -55,14 +55,13 @@ def largest_logit_difference(first: OpenvinoAlone, second: OpenvinoAlone, steps:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_arguments(parser, contexts=[256, 1024], rounds=7)
-    parser.add_argument("--form", default="int4_sym:128:all", help="mode[:group[:all]], as llm_quantized.py's")
+    add_form_argument(parser)
     parser.add_argument("--tokens", type=int, default=8, help="decode steps per round and IR")
     options = parser.parse_args()
     setup_logging()
     folder = programs_folder(options.folder, "llm_joined_products_")
     env = environment()
-    specs = compile_specs_for_compressed_weights(None, nncf_settings(options.form))
-    config = parse_compile_specs(specs).compile_config()
+    config = compile_config(export_llm_specs(options.form))
     rows: List[List[object]] = []
     for context in options.contexts:
         compressed = nncf_compressed(llama(options.shape, context, dynamic=False), options.form, False, context)

@@ -57,6 +57,7 @@ import openvino as ov  # noqa: E402
 import torch  # noqa: E402
 from _common import cpu_ops, delegate_ids, environment, max_rel_err, print_header, print_table, setup_logging  # noqa: E402
 from executorch.exir import to_edge_transform_and_lower  # noqa: E402
+from executorch.exir.backend.compile_spec_schema import CompileSpec  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
 from executorch_openvino.compile_specs import parse_compile_specs  # noqa: E402
 from executorch_openvino.llm import compile_specs_for_compressed_weights  # noqa: E402
@@ -205,11 +206,21 @@ class Eager:
             return self.module(tokens, {"input_pos": torch.tensor([position])})
 
 
-def runtime_config(**specs) -> Dict[str, object]:
+def compile_config(specs: Optional[List[CompileSpec]]) -> Dict[str, object]:
     """The configuration our runtime compiles with for these compile specs."""
-    from executorch_openvino.compile_specs import parse_compile_specs
+    return parse_compile_specs(specs).compile_config()
 
-    return parse_compile_specs(openvino_compile_specs(**specs)).compile_config()
+
+def runtime_config(**specs) -> Dict[str, object]:
+    """The configuration our runtime compiles with for ``openvino_compile_specs(**specs)``."""
+    return compile_config(openvino_compile_specs(**specs))
+
+
+def export_llm_specs(form: str, compile_specs: Optional[List[CompileSpec]] = None) -> List[CompileSpec]:
+    """The compile specs export_llm lowers weights compressed as `form` with
+    (`compile_specs_for_compressed_weights`: for 4-bit weights in groups, activations
+    quantized in groups as long)."""
+    return compile_specs_for_compressed_weights(compile_specs, nncf_settings(form))
 
 
 def accuracy(
@@ -232,6 +243,15 @@ def accuracy(
                 break
             agreed += position >= len(prompt)
     return agreed, worst
+
+
+def add_form_argument(parser: argparse.ArgumentParser) -> None:
+    """--form, for the benchmarks that take one form of weights."""
+    parser.add_argument(
+        "--form",
+        default="int4_sym:128:all",
+        help="mode[:group[:all]]: NNCF's mode, group size (-1 per channel), all for every layer in 4 bits",
+    )
 
 
 def add_model_arguments(parser: argparse.ArgumentParser, contexts: List[int], rounds: int) -> None:
@@ -289,7 +309,7 @@ def main() -> None:
         for form in options.forms:
             compressed = nncf_compressed(decode_model, form, False, context)
             stem = form.replace(":", "_")
-            ours_specs = compile_specs_for_compressed_weights(None, nncf_settings(form))  # export_llm's
+            ours_specs = export_llm_specs(form)
             ptes[f"ours {form}"] = write_pte(
                 compressed, OpenvinoPartitioner(ours_specs), False, context, folder / f"ours_{stem}_{context}.pte"
             )
@@ -304,18 +324,14 @@ def main() -> None:
             if options.kv_cache_u8:
                 ptes[f"ours {form}, u8 KV cache"] = write_pte(
                     compressed,
-                    OpenvinoPartitioner(
-                        compile_specs_for_compressed_weights(
-                            openvino_compile_specs(kv_cache_precision="u8"), nncf_settings(form)
-                        )
-                    ),
+                    OpenvinoPartitioner(export_llm_specs(form, openvino_compile_specs(kv_cache_precision="u8"))),
                     False,
                     context,
                     folder / f"ours_{stem}_kvu8_{context}.pte",
                 )
                 references[f"ours {form}, u8 KV cache"] = references[f"ours {form}"]
             ir = converted_ir(compressed, folder / f"ir_{stem}_{context}.xml")
-            our_config = parse_compile_specs(ours_specs).compile_config()
+            our_config = compile_config(ours_specs)
             alone[f"OpenVINO alone {form}, our config"] = OpenvinoAlone(ir, our_config)
             alone[f"OpenVINO alone {form}, its defaults"] = OpenvinoAlone(ir, {"PERFORMANCE_HINT": "LATENCY"})
             if options.extra_config:
@@ -332,7 +348,6 @@ def main() -> None:
                     folder / f"ours_{stem}_prefill_{context}.pte",
                 )
             del compressed
-        quantized = None
         if not options.no_xnnpack:
             quantized = xnnpack_8da4w(decode_model)
             ptes["XNNPACK 8da4w"] = write_pte(

@@ -29,12 +29,13 @@ import torch
 from _common import environment, print_header, print_table, setup_logging
 from executorch.runtime import Runtime
 from executorch_openvino import OpenvinoPartitioner
-from executorch_openvino.llm import compile_specs_for_compressed_weights
 from llm_engines import ExecutorchEngine, decode_ms, xnnpack_partitioner
 from llm_quantized import (
     SHAPES,
     XNNPACK_GROUP,
+    add_form_argument,
     add_model_arguments,
+    export_llm_specs,
     llama,
     nncf_compressed,
     nncf_settings,
@@ -122,7 +123,7 @@ class ProductsEngine:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_arguments(parser, contexts=[256], rounds=5)
-    parser.add_argument("--form", default="int4_sym:128:all", help="ours: mode[:group[:all]], as llm_quantized.py")
+    add_form_argument(parser)
     parser.add_argument("--tokens", type=int, default=16, help="decode steps (and product calls) per round")
     options = parser.parse_args()
     setup_logging()
@@ -132,7 +133,7 @@ def main() -> None:
     folder = programs_folder(options.folder, "llm_quantized_matmuls_")
     env = environment()
     stem = options.form.replace(":", "_")
-    ours_specs = compile_specs_for_compressed_weights(None, nncf_settings(options.form))  # export_llm's
+    ours_specs = export_llm_specs(options.form)
     rows: List[List[object]] = []
     for context in options.contexts:
         model = llama(options.shape, context, dynamic=False)

@@ -160,11 +160,10 @@ def _visit(value: ov.Output, axis: int, plan: _WeightPlan) -> bool:
                 return False  # broadcast along the channels: must be one constant
         return True
     if kind == "Transpose":
-        order = node.input_value(1).get_node()
-        if order.get_type_name() != "Constant":
-            return False
-        _record_shared(node.input_value(1), plan)
-        return _visit(node.input_value(0), int(order.get_vector()[axis]), plan)
+        if not _record_shared(node.input_value(1), plan):
+            return False  # an order computed in the graph
+        order = node.input_value(1).get_node().get_vector()
+        return _visit(node.input_value(0), int(order[axis]), plan)
     if kind == "Reshape":
         in_axis = _same_channels_axis(list(node.get_input_shape(0)), shape, axis)
         if in_axis is None:
