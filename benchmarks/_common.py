@@ -25,11 +25,18 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
-import openvino
-import torch
-from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
-from executorch.runtime import Method, Runtime
-from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
+# libgomp reads OMP_WAIT_POLICY once, when torch loads it: a script that imported torch
+# without it would time engines against spinning OpenMP threads, and say nothing.
+if "torch" not in sys.modules:
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+elif "OMP_WAIT_POLICY" not in os.environ:
+    raise RuntimeError("torch was imported before OMP_WAIT_POLICY was set: set it first (see benchmarks/_common.py)")
+
+import openvino  # noqa: E402
+import torch  # noqa: E402
+from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower  # noqa: E402
+from executorch.runtime import Method, Runtime  # noqa: E402
+from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
 
 logger = logging.getLogger("benchmarks")
 

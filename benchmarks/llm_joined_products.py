@@ -15,8 +15,11 @@ on the first steps.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 from typing import Dict, List
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
 
 import openvino as ov
 import torch

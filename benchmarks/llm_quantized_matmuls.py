@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import statistics
 import time
 from pathlib import Path
 from typing import Callable, Dict, List
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
 
 import torch
 from _common import environment, print_header, print_table, setup_logging
