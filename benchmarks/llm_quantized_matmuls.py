@@ -3,6 +3,7 @@ ours against XNNPACK's 8da4w, in one process and alternating rounds.
 
     python benchmarks/llm_quantized_matmuls.py                  # dim 1024 x 8 layers, context 256
     python benchmarks/llm_quantized_matmuls.py --shape 1b --contexts 1024
+    python benchmarks/llm_quantized_matmuls.py --by-kind            # and the products of each kind alone
 
 The model is llm_quantized.py's Llama (random weights). Each engine times two programs:
 - the whole decode step (a static export, the cache filled to 60% of the context);
@@ -14,6 +15,10 @@ Ours is lowered with the compile specs export_llm gives those weights
 What a step takes beyond its matrix products (attention, the KV cache, norms, rotary
 embedding, the embedding row, the call) is the difference. The quantized-LLM issue's
 target: that part of ours no slower than XNNPACK's on every CPU.
+With `--by-kind`, a second table times the products of each kind alone (every layer's
+queries, keys and values; attention outputs; gate and up; down; the output projection),
+one program per kind and engine: which shapes of 4-bit products the CPU plugin runs
+slower than XNNPACK.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import os
 import statistics
 import time
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
 
@@ -59,21 +64,43 @@ class MatrixProductsOfAStep(torch.nn.Module):
 
     # Linear layers of the Llama of ExecuTorch's examples that read one input, by name.
     SHARED_INPUTS = {"wq": "qkv", "wk": "qkv", "wv": "qkv", "w1": "gate_up", "w3": "gate_up"}
+    # What each kind of product computes (a kind is a layer name or a SHARED_INPUTS group).
+    KINDS = {
+        "qkv": "queries, keys, values",
+        "wo": "attention output",
+        "gate_up": "gate and up",
+        "w2": "down",
+        "output": "output projection",
+    }
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model: torch.nn.Module, kind: Optional[str] = None) -> None:
+        """All of `model`'s linear layers, or those of one of KINDS."""
         super().__init__()
-        linears = [(name, m) for name, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
+        linears = [
+            (name, m)
+            for name, m in model.named_modules()
+            if isinstance(m, torch.nn.Linear) and kind in (None, self.kind_of(name))
+        ]
         self.layers = torch.nn.ModuleList(m for _, m in linears)
         inputs: Dict[str, int] = {}
         self.input_of_layer: List[int] = []
         self.widths: List[int] = []
         for name, layer in linears:
-            parent, _, leaf = name.rpartition(".")
-            group = f"{parent}:{self.SHARED_INPUTS.get(leaf, leaf)}"
+            group = f"{name.rpartition('.')[0]}:{self.kind_of(name)}"
             if group not in inputs:
                 inputs[group] = len(self.widths)
                 self.widths.append(layer.in_features)
             self.input_of_layer.append(inputs[group])
+
+    @classmethod
+    def kind_of(cls, name: str) -> str:
+        leaf = name.rpartition(".")[2]
+        return cls.SHARED_INPUTS.get(leaf, leaf)
+
+    def shape(self) -> str:
+        """`in x out` of the first product, as the step runs it (joined with those of its input)."""
+        first = [layer for layer, index in zip(self.layers, self.input_of_layer) if index == 0]
+        return f"{self.widths[0]} x {sum(layer.out_features for layer in first)}"
 
     def forward(self, *activations: torch.Tensor) -> List[torch.Tensor]:
         return [layer(activations[index]) for layer, index in zip(self.layers, self.input_of_layer)]
@@ -123,11 +150,48 @@ class ProductsEngine:
         return 1e3 * (time.perf_counter() - begin) / calls
 
 
+def products_by_kind(
+    model: torch.nn.Module, form: str, ours_specs, folder: Path, rounds: int, calls: int
+) -> List[List[object]]:
+    """Rows of the --by-kind table: each kind's products alone, ours against XNNPACK's,
+    alternating rounds, medians."""
+    stem = form.replace(":", "_")
+    rows: List[List[object]] = []
+    for kind, what in MatrixProductsOfAStep.KINDS.items():
+        products = MatrixProductsOfAStep(model, kind)
+        engines = {
+            "ours": ProductsEngine(
+                products_pte(
+                    products,
+                    nncf_products(products, form),
+                    OpenvinoPartitioner(ours_specs),
+                    folder / f"products_{kind}_ours_{stem}.pte",
+                ),
+                products,
+            ),
+            "XNNPACK": ProductsEngine(
+                products_pte(
+                    products, xnnpack_products(products), xnnpack_partitioner(), folder / f"products_{kind}_xnnpack.pte"
+                ),
+                products,
+            ),
+        }
+        ms: Dict[str, List[float]] = {name: [] for name in engines}
+        for round_index in range(rounds):
+            names = list(engines) if round_index % 2 == 0 else list(reversed(list(engines)))
+            for name in names:
+                ms[name].append(engines[name].ms(calls))
+        ours, xnnpack = statistics.median(ms["ours"]), statistics.median(ms["XNNPACK"])
+        rows.append([what, products.shape(), len(products.widths), ours, xnnpack, ours / xnnpack])
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_model_arguments(parser, contexts=[256], rounds=5)
     add_form_argument(parser)
     parser.add_argument("--tokens", type=int, default=16, help="decode steps (and product calls) per round")
+    parser.add_argument("--by-kind", action="store_true", help="also time the products of each kind alone")
     options = parser.parse_args()
     setup_logging()
     import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401 - registers llama::custom_sdpa
@@ -198,6 +262,12 @@ def main() -> None:
     print_table(
         ["context", "engine", "step ms", "matrix products alone ms", "rest of the step ms", "rest / XNNPACK's"], rows
     )
+    if options.by_kind:
+        print(f"\nEach kind of product alone, one program per kind and engine (ours {options.form}, XNNPACK 8da4w)")
+        print_table(
+            ["products", "in x out", "of a step", "ours ms", "XNNPACK ms", "ours / XNNPACK"],
+            products_by_kind(model, options.form, ours_specs, folder, options.rounds, options.tokens),
+        )
 
 
 if __name__ == "__main__":
