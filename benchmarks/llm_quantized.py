@@ -33,6 +33,9 @@ them in 8 bits). For each context and form:
   inputs agreed;
 - size and memory: the .pte's size, and the resident and anonymous growth of a fresh
   process that loads it and decodes 4 steps, over the .pte's size (its weight bytes).
+Decode rows give the median and the fastest and slowest round. A machine shared with
+others can slow both engines for minutes at a time, XNNPACK more than ours (a KVM Zen 5
+here): rounds far apart, or XNNPACK slower than in a quiet run, mean a busy machine.
 Targets (the quantized-LLM issue): INT4 decode <= 0.8x XNNPACK 8da4w's time on CPUs with
 AMX, <= 0.9x elsewhere; <= 1.05x OpenVINO alone on the same IR; prefill no slower than
 XNNPACK's; resident growth <= 1.2x the weight bytes.
@@ -387,6 +390,7 @@ def main() -> None:
                     context,
                     name,
                     median,
+                    f"{min(times):.3f}-{max(times):.3f}",
                     1e3 / median,
                     median / xnnpack if xnnpack else "-",
                     statistics.median(prefill[name]) if prefill.get(name) else "-",
@@ -420,6 +424,7 @@ def main() -> None:
             "context",
             "engine",
             "decode ms/token",
+            "rounds, ms",
             "tokens/s",
             "time / XNNPACK 8da4w",
             "prefill ms",
