@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple, TypeVar
 
 # libgomp reads OMP_WAIT_POLICY once, when torch loads it. The headers print the policy
 # torch loaded with, so that one set too late (after `import torch`) shows as unset.
@@ -151,6 +151,15 @@ def measure_for(
     per_call_s = (time.perf_counter() - start) / probe
     calls = max(min_calls, min(max_calls, int(budget_s / per_call_s)))
     return measure(call, 0, calls), warmup + probe
+
+
+Name = TypeVar("Name")
+
+
+def round_order(names: Sequence[Name], round_index: int) -> List[Name]:
+    """`names` in order on even rounds and reversed on odd ones, so that in alternating
+    rounds no engine always runs first or right after the same other one."""
+    return list(names) if round_index % 2 == 0 else list(reversed(list(names)))
 
 
 def max_rel_err(actual: torch.Tensor, expected: torch.Tensor) -> float:

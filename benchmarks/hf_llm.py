@@ -45,7 +45,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
 import torch  # noqa: E402
-from _common import environment, max_rel_err, print_header, print_table, setup_logging  # noqa: E402
+from _common import environment, max_rel_err, print_header, print_table, round_order, setup_logging  # noqa: E402
 from executorch.exir import to_edge_transform_and_lower  # noqa: E402
 from executorch_openvino import openvino_compile_specs  # noqa: E402
 from executorch_openvino.llm.huggingface import export_huggingface_llm  # noqa: E402
@@ -156,7 +156,7 @@ def main() -> None:
     start = int(0.6 * context)
     timings: Dict[str, List[float]] = {name: [] for name in engines}
     for round_index in range(options.rounds):
-        names = list(engines)[:: -1 if round_index % 2 else 1]
+        names = round_order(list(engines), round_index)
         for name in names:
             timings[name].append(decode_ms(engines[name], start, options.tokens))
     reference = statistics.median(timings["ours f32"])

@@ -45,7 +45,7 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import environment, print_header, print_table, setup_logging  # noqa: E402
+from _common import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
 from llm_engines import OpenvinoAloneEngine, llama, next_token  # noqa: E402
 
 EXPORTS = {"static": False, "dynamic": True}
@@ -136,7 +136,7 @@ def main() -> None:
     start = int(0.6 * options.context)
     rounds: Dict[Tuple[str, str], List[Dict[str, object]]] = defaultdict(list)
     for round_index in range(options.rounds):
-        names = list(engines) if round_index % 2 == 0 else list(reversed(engines))
+        names = round_order(list(engines), round_index)
         for name in names:
             engines[name].fill(start, options.fill_by_token)
             rounds[name].append(engines[name].steps(start, options.tokens))

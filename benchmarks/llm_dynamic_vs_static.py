@@ -50,6 +50,7 @@ from _common import (  # noqa: E402
     lower,
     print_header,
     print_table,
+    round_order,
     setup_logging,
 )
 from executorch.runtime import Runtime  # noqa: E402
@@ -155,7 +156,7 @@ def main() -> None:
     for round_index in range(options.rounds + 1):
         # Each program goes first, middle and last equally often.
         order = PROGRAMS[round_index % 3 :] + PROGRAMS[: round_index % 3]
-        for program in order if round_index % 2 == 0 else reversed(order):
+        for program in round_order(order, round_index):
             session = sessions[program]
             start = time.perf_counter()
             token = session.prefill(prompt)

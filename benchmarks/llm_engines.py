@@ -52,6 +52,7 @@ from _common import (  # noqa: E402
     lower,
     print_header,
     print_table,
+    round_order,
     setup_logging,
 )
 from executorch.runtime import Runtime  # noqa: E402
@@ -340,10 +341,7 @@ def main() -> None:
         )
         timings: Dict[str, Dict[str, List[float]]] = {kind: {name: [] for name in engines[kind]} for kind in kinds}
         for round_index in range(options.rounds):
-            names = list(engines["decode"])
-            if round_index % 2:
-                names.reverse()
-            for name in names:
+            for name in round_order(list(engines["decode"]), round_index):
                 timings["decode"][name].append(decode_ms(engines["decode"][name], start, options.tokens))
                 if "prefill" in kinds and name in engines["prefill"]:
                     timings["prefill"][name].append(prefill_ms(engines["prefill"][name], prompt))

@@ -44,7 +44,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
 import torch  # noqa: E402
-from _common import environment, print_header, print_table, setup_logging  # noqa: E402
+from _common import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
 from llm_engines import ExecutorchEngine, xnnpack_partitioner  # noqa: E402
 from llm_quantized import (  # noqa: E402
@@ -243,7 +243,7 @@ def main() -> None:
         steps: Dict[str, List[float]] = {name: [] for name in engines}
         goings_back: Dict[str, List[float]] = {name: [] for name in engines}
         for round_index in range(options.rounds):
-            names = list(engines) if round_index % 2 == 0 else list(reversed(list(engines)))
+            names = round_order(list(engines), round_index)
             for name in names:
                 step, going_back = step_and_going_back_ms(engines[name], back, options.cut, options.repeats)
                 steps[name] += step

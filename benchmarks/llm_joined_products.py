@@ -23,7 +23,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported:
 
 import openvino as ov
 import torch
-from _common import environment, print_header, print_table, setup_logging
+from _common import environment, print_header, print_table, round_order, setup_logging
 from executorch_openvino.conversion.rewrites.sibling_products import fuse_sibling_products
 from llm_engines import decode_ms
 from llm_quantized import (
@@ -77,7 +77,7 @@ def main() -> None:
         start = int(context * 0.6)
         times: Dict[str, List[float]] = {name: [] for name in engines}
         for round_index in range(options.rounds):
-            order = list(engines) if round_index % 2 == 0 else list(engines)[::-1]
+            order = round_order(list(engines), round_index)
             for name in order:
                 times[name].append(decode_ms(engines[name], start, options.tokens))
         apart = statistics.median(times["apart"])

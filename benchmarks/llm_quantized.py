@@ -58,7 +58,16 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import openvino as ov  # noqa: E402
 import torch  # noqa: E402
-from _common import cpu_ops, delegate_ids, environment, max_rel_err, print_header, print_table, setup_logging  # noqa: E402
+from _common import (  # noqa: E402
+    cpu_ops,
+    delegate_ids,
+    environment,
+    max_rel_err,
+    print_header,
+    print_table,
+    round_order,
+    setup_logging,
+)
 from executorch.exir import to_edge_transform_and_lower  # noqa: E402
 from executorch.exir.backend.compile_spec_schema import CompileSpec  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
@@ -376,7 +385,7 @@ def main() -> None:
         decode: Dict[str, List[float]] = {name: [] for name in engines}
         prefill: Dict[str, List[float]] = {name: [] for name in prefill_engines}
         for round_index in range(options.rounds):
-            names = list(engines) if round_index % 2 == 0 else list(reversed(list(engines)))
+            names = round_order(list(engines), round_index)
             for name in names:
                 decode[name].append(decode_ms(engines[name], start, options.tokens))
                 if name in prefill_engines:

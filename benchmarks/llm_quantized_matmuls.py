@@ -34,7 +34,7 @@ from typing import Callable, Dict, List, Optional
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
 
 import torch
-from _common import environment, print_header, print_table, setup_logging
+from _common import environment, print_header, print_table, round_order, setup_logging
 from executorch.runtime import Runtime
 from executorch_openvino import OpenvinoPartitioner
 from llm_engines import ExecutorchEngine, decode_ms, xnnpack_partitioner
@@ -150,38 +150,40 @@ class ProductsEngine:
         return 1e3 * (time.perf_counter() - begin) / calls
 
 
+def products_engines(
+    products: MatrixProductsOfAStep, form: str, ours_specs, folder: Path, prefix: str
+) -> Dict[str, "ProductsEngine"]:
+    """Ours (NNCF's `form`) and XNNPACK 8da4w on `products`, their programs kept in
+    `folder` under `prefix`."""
+    stem = form.replace(":", "_")
+    ours = nncf_products(products, form)
+    xnnpack = xnnpack_products(products)
+    return {
+        "ours": ProductsEngine(
+            products_pte(products, ours, OpenvinoPartitioner(ours_specs), folder / f"{prefix}_ours_{stem}.pte"),
+            products,
+        ),
+        "XNNPACK 8da4w": ProductsEngine(
+            products_pte(products, xnnpack, xnnpack_partitioner(), folder / f"{prefix}_xnnpack.pte"), products
+        ),
+    }
+
+
 def products_by_kind(
     model: torch.nn.Module, form: str, ours_specs, folder: Path, rounds: int, calls: int
 ) -> List[List[object]]:
     """Rows of the --by-kind table: each kind's products alone, ours against XNNPACK's,
     alternating rounds, medians."""
-    stem = form.replace(":", "_")
     rows: List[List[object]] = []
     for kind, what in MatrixProductsOfAStep.KINDS.items():
         products = MatrixProductsOfAStep(model, kind)
-        engines = {
-            "ours": ProductsEngine(
-                products_pte(
-                    products,
-                    nncf_products(products, form),
-                    OpenvinoPartitioner(ours_specs),
-                    folder / f"products_{kind}_ours_{stem}.pte",
-                ),
-                products,
-            ),
-            "XNNPACK": ProductsEngine(
-                products_pte(
-                    products, xnnpack_products(products), xnnpack_partitioner(), folder / f"products_{kind}_xnnpack.pte"
-                ),
-                products,
-            ),
-        }
+        engines = products_engines(products, form, ours_specs, folder, f"products_{kind}")
         ms: Dict[str, List[float]] = {name: [] for name in engines}
         for round_index in range(rounds):
-            names = list(engines) if round_index % 2 == 0 else list(reversed(list(engines)))
+            names = round_order(list(engines), round_index)
             for name in names:
                 ms[name].append(engines[name].ms(calls))
-        ours, xnnpack = statistics.median(ms["ours"]), statistics.median(ms["XNNPACK"])
+        ours, xnnpack = statistics.median(ms["ours"]), statistics.median(ms["XNNPACK 8da4w"])
         rows.append([what, products.shape(), len(products.widths), ours, xnnpack, ours / xnnpack])
     return rows
 
@@ -221,28 +223,12 @@ def main() -> None:
                 )
             ),
         }
-        alone = {
-            "ours": ProductsEngine(
-                products_pte(
-                    products,
-                    nncf_products(products, options.form),
-                    OpenvinoPartitioner(ours_specs),
-                    folder / f"products_ours_{stem}.pte",
-                ),
-                products,
-            ),
-            "XNNPACK 8da4w": ProductsEngine(
-                products_pte(
-                    products, xnnpack_products(products), xnnpack_partitioner(), folder / "products_xnnpack.pte"
-                ),
-                products,
-            ),
-        }
+        alone = products_engines(products, options.form, ours_specs, folder, "products")
         start = int(0.6 * context)
         step_ms: Dict[str, List[float]] = {name: [] for name in steps}
         products_ms: Dict[str, List[float]] = {name: [] for name in steps}
         for round_index in range(options.rounds):
-            names = list(steps) if round_index % 2 == 0 else list(reversed(list(steps)))
+            names = round_order(list(steps), round_index)
             for name in names:
                 step_ms[name].append(decode_ms(steps[name], start, options.tokens))
                 products_ms[name].append(alone[name].ms(options.tokens))

@@ -37,7 +37,7 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import environment, print_header, print_table, setup_logging  # noqa: E402
+from _common import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
 from llm_quantized import (  # noqa: E402
     SHAPES,
     converted_ir,
@@ -135,7 +135,7 @@ def main() -> None:
     walls: Dict[str, List[float]] = defaultdict(list)
     nodes: Dict[str, List[Dict[str, Tuple[str, str, float]]]] = defaultdict(list)
     for round_index in range(options.rounds):
-        names = list(engines) if round_index % 2 == 0 else list(reversed(list(engines)))
+        names = round_order(list(engines), round_index)
         for name in names:
             wall, per_step = engines[name].profile(start, options.steps)
             walls[name].append(wall)

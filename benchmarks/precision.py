@@ -64,7 +64,7 @@ def main() -> None:
 
     timings = {precision: _common.Timing() for precision in PRECISIONS}
     for round_index in range(ROUNDS):
-        order = PRECISIONS if round_index % 2 == 0 else PRECISIONS[::-1]
+        order = _common.round_order(PRECISIONS, round_index)
         for precision in order:
             method = methods[precision]
             timings[precision] += _common.measure(lambda: method.execute([x]), ROUND_WARMUP, CALLS_PER_ROUND)

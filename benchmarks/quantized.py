@@ -186,7 +186,7 @@ def _timed(calls: Dict[str, Callable[[], object]]) -> Dict[str, float]:
     for engine in calls:
         _common.measure(calls[engine], WARMUP, 1)
     for round_index in range(ROUNDS):
-        order = list(calls) if round_index % 2 == 0 else list(reversed(list(calls)))
+        order = _common.round_order(list(calls), round_index)
         for engine in order:
             timings[engine] += _common.measure(calls[engine], 2, CALLS)
     return {engine: timing.median for engine, timing in timings.items()}

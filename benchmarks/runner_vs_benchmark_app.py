@@ -34,7 +34,7 @@ import torch  # noqa: E402
 from executorch.exir import to_edge  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import environment, lower_to_pte, print_header, print_table, setup_logging  # noqa: E402
+from _common import environment, lower_to_pte, print_header, print_table, round_order, setup_logging  # noqa: E402
 from compare import MODELS, build  # noqa: E402
 from executorch_openvino.conversion import to_openvino_model  # noqa: E402
 
@@ -105,7 +105,7 @@ def main() -> None:
         }
         medians: Dict[str, List[float]] = {engine: [] for engine in engines}
         for round_index in range(args.rounds):
-            order = list(engines) if round_index % 2 == 0 else list(reversed(engines))
+            order = round_order(list(engines), round_index)
             for engine in order:
                 medians[engine].append(median_ms(*engines[engine]))
         runner, app = statistics.median(medians["runner"]), statistics.median(medians["benchmark_app"])
