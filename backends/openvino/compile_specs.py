@@ -30,6 +30,7 @@ DYNAMIC_QUANTIZATION_GROUP_SIZE = "dynamic_quantization_group_size"
 ONE_TOKEN_MODEL = "one_token_model"
 KV_CACHE_PRECISION = "kv_cache_precision"
 PAGED_ATTENTION = "paged_attention"
+PER_SEQUENCE_INPUTS = "per_sequence_inputs"
 KNOWN_KEYS: Tuple[str, ...] = (
     DEVICE,
     INFERENCE_PRECISION,
@@ -41,6 +42,7 @@ KNOWN_KEYS: Tuple[str, ...] = (
     ONE_TOKEN_MODEL,
     KV_CACHE_PRECISION,
     PAGED_ATTENTION,
+    PER_SEQUENCE_INPUTS,
 )
 
 PRECISIONS: Tuple[str, ...] = ("f32", "f16", "bf16")
@@ -71,6 +73,10 @@ class OpenvinoOptions:
     kv_cache_precision: Optional[str] = None
     # The KV cache in OpenVINO's PagedAttention form (runtime/paged_attention.h).
     paged_attention: bool = False
+    # Inputs that keep their value from a call at KV-cache position 0 to the next such
+    # call (an encoder's output): what is computed from them alone is computed at
+    # position 0 only (conversion/rewrites/per_sequence_values.py).
+    per_sequence_inputs: Tuple[str, ...] = ()
 
     @property
     def device_type(self) -> str:
@@ -278,6 +284,21 @@ def check_kv_cache_precision(value: str) -> str:
     return value
 
 
+def check_per_sequence_inputs(value: object) -> Tuple[str, ...]:
+    """Input names, as a sequence of str or as stored (separated by commas)."""
+    names = value.split(",") if isinstance(value, str) else value
+    try:
+        names = tuple(names)
+    except TypeError:
+        names = None
+    if not names or not all(isinstance(name, str) and name.isidentifier() for name in names):
+        raise ValueError(
+            f"OpenVINO per_sequence_inputs {value!r} is not accepted; accepted: the names of the model's inputs "
+            "(Python identifiers, such as the exported program's placeholders), at least one"
+        )
+    return names
+
+
 def check_flag(key: str, value: object) -> bool:
     """A yes-or-no compile spec: True or False, or "1" or "0" as stored."""
     if not (isinstance(value, bool) or value in ("1", "0")):
@@ -296,6 +317,7 @@ def openvino_compile_specs(
     one_token_model: Optional[bool] = None,
     kv_cache_precision: Optional[str] = None,
     paged_attention: Optional[bool] = None,
+    per_sequence_inputs: Optional[Sequence[str]] = None,
 ) -> List[CompileSpec]:
     """Builds the compile specs of the OpenVINO delegate, checking every value.
 
@@ -307,6 +329,7 @@ def openvino_compile_specs(
         openvino_compile_specs(one_token_model=True)  # dynamic-length LLM: decode as fast as a static export
         openvino_compile_specs(kv_cache_precision="u8")  # an LLM's KV cache in 8 bits, as OpenVINO GenAI keeps it
         openvino_compile_specs(paged_attention=True)  # LLM decode export: going back costs one step
+        openvino_compile_specs(per_sequence_inputs=["encoder_hidden_states"])  # a seq2seq decoder
 
     ``one_token_model`` applies to a delegate whose KV cache grows by the tokens'
     length (an LLM exported with a dynamic sequence length): the runtime compiles it
@@ -321,6 +344,11 @@ def openvino_compile_specs(
     a dynamic-length export. It assumes
     causal attention over the whole cache: :func:`~executorch_openvino.llm.export.export_llm`
     refuses it for a model with a sliding window. CPU only, with an f32, f16 or bf16 cache.
+    ``per_sequence_inputs`` names inputs of a delegate with a growing KV cache that keep
+    their value over a sequence, from a call at position 0 to the next such call (an
+    encoder-decoder's ``encoder_hidden_states``): the values computed from them alone,
+    such as cross-attention's keys and values, are computed at position 0 and kept as
+    OpenVINO state; later calls reuse them whatever those inputs hold then.
     """
     from executorch.exir.backend.compile_spec_schema import CompileSpec
 
@@ -345,6 +373,9 @@ def openvino_compile_specs(
         specs.append(CompileSpec(KV_CACHE_PRECISION, check_kv_cache_precision(kv_cache_precision).encode()))
     if paged_attention is not None:
         specs.append(CompileSpec(PAGED_ATTENTION, b"1" if check_flag(PAGED_ATTENTION, paged_attention) else b"0"))
+    if per_sequence_inputs is not None:
+        names = check_per_sequence_inputs(per_sequence_inputs)
+        specs.append(CompileSpec(PER_SEQUENCE_INPUTS, ",".join(names).encode()))
     return specs
 
 
@@ -386,6 +417,9 @@ def parse_compile_specs(specs: Optional[Iterable[CompileSpec]]) -> OpenvinoOptio
             check_kv_cache_precision(values[KV_CACHE_PRECISION]) if KV_CACHE_PRECISION in values else None
         ),
         paged_attention=check_flag(PAGED_ATTENTION, values[PAGED_ATTENTION]) if PAGED_ATTENTION in values else False,
+        per_sequence_inputs=(
+            check_per_sequence_inputs(values[PER_SEQUENCE_INPUTS]) if PER_SEQUENCE_INPUTS in values else ()
+        ),
     )
 
 

@@ -46,6 +46,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
             edge_program,
             may_run_on_cpu=cpu_settings_place(options.device) is not None,
             debug_handles=handles_by_node,
+            per_sequence_inputs=options.per_sequence_inputs,
         )
         warn_if_float64(model)
         if options.paged_attention:

@@ -26,6 +26,7 @@ def to_openvino_model(
     edge_program: ExportedProgram,
     may_run_on_cpu: bool = True,
     debug_handles: Optional[Dict[str, Tuple[int, ...]]] = None,
+    per_sequence_inputs: Tuple[str, ...] = (),
 ) -> ov.Model:
     """Converts an edge partition (or a whole edge program) into the openvino.Model the blob stores.
 
@@ -34,7 +35,8 @@ def to_openvino_model(
     with. `may_run_on_cpu` says whether the target device may run it on the CPU
     plugin, whose own behaviour some rewrites handle. A `debug_handles` dict
     receives the edge debug handles of the converted graph's nodes, by the node
-    names that start the model's op names (profiling.py).
+    names that start the model's op names (profiling.py). `per_sequence_inputs` names
+    inputs whose values are computed once per sequence (rewrites/per_sequence_values.py).
     """
     graph_module = to_graph_module(edge_program)
     if debug_handles is not None:
@@ -63,5 +65,6 @@ def to_openvino_model(
         buffer_initial_values=buffer_initial_values(edge_program),
         buffer_writes=buffer_writes(edge_program),
         may_run_on_cpu=may_run_on_cpu,
+        per_sequence_inputs=tuple(per_sequence_inputs),
     )
     return rewrite_model(model, partition)

@@ -12,7 +12,8 @@ Command line, for the Llama of ExecuTorch's examples::
         [--checkpoint model.pth] --output llama.pte --precision bf16 \\
         [--weight-compression int4] [--etrecord llama.etrecord]
 
-or for a Hugging Face model folder (huggingface.py)::
+or for a Hugging Face model folder (huggingface.py; an encoder-decoder such as Whisper
+or T5: encoder_decoder.py)::
 
     python -m executorch_openvino.llm.export --hf DIR --output model.pte
 """
@@ -20,10 +21,11 @@ or for a Hugging Face model folder (huggingface.py)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 import torch
 from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
@@ -121,9 +123,10 @@ def export_llm(
         tokens = tokens[:, :1]
     with torch.no_grad():
         example = (tokens, {"input_pos": positions})
-        exported = _export_in_eval_mode(model, example, dynamic_shapes)
+        exported = export_in_eval_mode(model, example, dynamic_shapes)
         if compression:
-            exported = torch.export.export(_compressed(exported, compression), example, dynamic_shapes=dynamic_shapes)
+            compressed = compressed_module(exported, compression)
+            exported = torch.export.export(compressed, example, dynamic_shapes=dynamic_shapes)
         edge = to_edge_transform_and_lower(
             exported,
             partitioner=[OpenvinoPartitioner(compile_specs)],
@@ -176,14 +179,21 @@ def _check_paged_attention_fits(args: Any, one_token_model: bool) -> None:
         )
 
 
-def _export_in_eval_mode(
-    model: torch.nn.Module, example: tuple, dynamic_shapes: Optional[tuple]
+def export_in_eval_mode(
+    model: torch.nn.Module, example: tuple, dynamic_shapes: Optional[tuple], strict: bool = False
 ) -> torch.export.ExportedProgram:
     """Exports `model` in eval mode, then gives each submodule back the mode it had:
     the module is the caller's."""
+    with modules_in_eval_mode(model):
+        return torch.export.export(model, example, dynamic_shapes=dynamic_shapes, strict=strict)
+
+
+@contextlib.contextmanager
+def modules_in_eval_mode(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
+    """`model` in eval mode for the block; each submodule gets back the mode it had."""
     modes = {module: module.training for module in model.modules()}
     try:
-        return torch.export.export(model.eval(), example, dynamic_shapes=dynamic_shapes)
+        yield model.eval()
     finally:
         for module, training in modes.items():
             module.training = training
@@ -201,7 +211,7 @@ def compression_settings(weight_compression: Union[str, Mapping[str, Any]]) -> D
     return dict(weight_compression)
 
 
-def _compressed(exported: torch.export.ExportedProgram, settings: Dict[str, Any]) -> torch.nn.Module:
+def compressed_module(exported: torch.export.ExportedProgram, settings: Dict[str, Any]) -> torch.nn.Module:
     """The exported model with its weights compressed by NNCF, to be exported again."""
     try:
         import nncf
@@ -247,7 +257,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     )
     parser.add_argument("--checkpoint", type=Path, help="its weights (.pth); random weights without it")
     parser.add_argument("--output", type=Path, required=True, help="the .pte to write")
-    parser.add_argument("--max-seq-len", type=int, default=256)
+    parser.add_argument("--max-seq-len", type=int, default=256, help="positions of the (decoder's) KV cache")
+    parser.add_argument(
+        "--max-source-len",
+        type=int,
+        help="with --hf, a text encoder-decoder (T5, BART): the most tokens its encoder takes "
+        "(the config's n_positions or max_position_embeddings by default)",
+    )
     parser.add_argument("--vocab-size", type=int, help="overrides params.json (whose Llama 2 form says -1)")
     parser.add_argument(
         "--static-shape",
@@ -286,7 +302,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument(
         "--etrecord", type=Path, help="also write an ETRecord there, for executorch.devtools.Inspector (profiling)"
     )
-    parser.add_argument("--bos-id", type=int, help="default 1, or with --hf the model's generation config's")
+    parser.add_argument(
+        "--bos-id",
+        type=int,
+        help="default 1, or with --hf the model's generation config's (an encoder-decoder's decoder_start_token_id)",
+    )
     parser.add_argument(
         "--eos-id", type=int, action="append", help="repeat for several; default 2, or with --hf the model's"
     )
@@ -297,6 +317,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         parser.error("--paged-attention takes one token a call: add --static-shape or --one-token-model")
     if options.hf and (options.checkpoint or options.vocab_size is not None):
         parser.error("--checkpoint and --vocab-size are for --params; a --hf folder holds its weights and sizes")
+    if options.params and options.max_source_len is not None:
+        parser.error("--max-source-len is for --hf encoder-decoders (T5, BART)")
     logging.basicConfig(level=logging.INFO)
     specs = openvino_compile_specs(
         device=options.device,
@@ -326,9 +348,29 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
 def _export_huggingface(
     options: argparse.Namespace, specs: List[CompileSpec], compression: Optional[Dict[str, Any]]
 ) -> ExecutorchProgramManager:
+    from .encoder_decoder import export_encoder_decoder, is_encoder_decoder_folder
     from .huggingface import export_huggingface_llm
 
     try:
+        if is_encoder_decoder_folder(options.hf):
+            for flag in ("static_shape", "one_token_model", "paged_attention"):
+                if getattr(options, flag):
+                    raise SystemExit(
+                        f"--{flag.replace('_', '-')} is for decoder-only LLMs; an encoder-decoder's text_decoder "
+                        "takes one token a call already"
+                    )
+            return export_encoder_decoder(
+                options.hf,
+                max_seq_len=options.max_seq_len,
+                max_source_len=options.max_source_len,
+                compile_specs=specs,
+                weight_compression=compression,
+                start_id=options.bos_id,
+                eos_ids=options.eos_id,
+                generate_etrecord=options.etrecord is not None,
+            )
+        if options.max_source_len is not None:
+            raise SystemExit("--max-source-len is for encoder-decoders (T5, BART), not this decoder-only model")
         return export_huggingface_llm(
             options.hf,
             max_seq_len=options.max_seq_len,

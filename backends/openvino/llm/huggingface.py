@@ -170,7 +170,7 @@ class HuggingFaceDecoder(torch.nn.Module):
         self.cache = cache_utils.Cache(layers=layers)
         # One mask table per kind of layer, as transformers passes one mask per kind.
         for kind, window in windows.items():
-            self.register_buffer(f"{kind}_mask", _mask_table(max_seq_len, window), persistent=False)
+            self.register_buffer(f"{kind}_mask", mask_table(max_seq_len, window), persistent=False)
         self._kinds = sorted(windows)
         self.sliding_window = windows.get(SLIDING)
         # sdpa takes a boolean mask; eager attention (Gemma 2's, for its logit
@@ -241,7 +241,7 @@ def _layer_types_and_windows(name: str, config: Any) -> Tuple[List[str], Dict[st
     return layer_types, {kind: next(iter(sizes)) for kind, sizes in windows.items()}
 
 
-def _mask_table(length: int, window: Optional[int]) -> torch.Tensor:
+def mask_table(length: int, window: Optional[int]) -> torch.Tensor:
     """[length, length] booleans, True where query position i attends to key position j:
     transformers' causal mask function, and its sliding-window overlay for a window."""
     from transformers import masking_utils

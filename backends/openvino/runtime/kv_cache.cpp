@@ -77,12 +77,19 @@ int64_t position_axis(ov::VariableState& state) {
   return axis;
 }
 
+bool ends_with(const std::string& text, const char* suffix) {
+  const size_t length = std::strlen(suffix);
+  return text.size() > length && text.compare(text.size() - length, length, suffix) == 0;
+}
+
 }  // namespace
 
 bool is_grown_cache_id(const std::string& variable_id) {
-  const std::string suffix = kGrownCacheSuffix;
-  return variable_id.size() > suffix.size() &&
-         variable_id.compare(variable_id.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return ends_with(variable_id, kGrownCacheSuffix);
+}
+
+bool is_per_sequence_id(const std::string& variable_id) {
+  return ends_with(variable_id, kPerSequenceSuffix);
 }
 
 bool is_grown_cache(const ov::VariableState& state) {
@@ -91,10 +98,12 @@ bool is_grown_cache(const ov::VariableState& state) {
 
 Result<std::optional<CacheSequence>> CacheSequence::find(const ov::CompiledModel& compiled, ov::InferRequest& request) {
   std::vector<ov::VariableState> grown_states;
-  // Only the grown caches empty at a restart: other buffers kept as state keep
-  // their values, as they would in eager PyTorch.
+  std::vector<ov::VariableState> per_sequence;
+  // Only the grown caches and the per-sequence values empty at a restart: other
+  // buffers kept as state keep their values, as they would in eager PyTorch.
   for (auto& state : request.query_state()) {
     if (is_grown_cache(state)) grown_states.push_back(state);
+    if (is_per_sequence_id(state.get_name())) per_sequence.push_back(state);
   }
   const auto& inputs = compiled.inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -117,12 +126,13 @@ Result<std::optional<CacheSequence>> CacheSequence::find(const ov::CompiledModel
       for (auto& state : grown_states) {
         sequence.grown_caches_.push_back(GrownCache{state, position_axis(state)});
       }
+      sequence.per_sequence_ = std::move(per_sequence);
       return std::optional<CacheSequence>(std::move(sequence));
     }
   }
-  if (!grown_states.empty()) {
-    ET_LOG(Error, "OpenVINO blob: a grown KV cache ('%s') has no positions input named %s; the program is damaged",
-           grown_states.front().get_name().c_str(), kCachePositionsName);
+  if (!grown_states.empty() || !per_sequence.empty()) {
+    ET_LOG(Error, "OpenVINO blob: state '%s' needs a positions input named %s, which is missing; the program is damaged",
+           (grown_states.empty() ? per_sequence : grown_states).front().get_name().c_str(), kCachePositionsName);
     return Error::InvalidArgument;
   }
   return std::optional<CacheSequence>();
@@ -177,6 +187,9 @@ Error CacheSequence::before_call(executorch::runtime::Span<EValue*> inputs) {
     if (filled_ != 0) {
       for (auto& cache : grown_caches_) {
         cache.state.reset();
+      }
+      for (auto& state : per_sequence_) {
+        state.reset();
       }
     }
   } else if (filled_ == kUnknown) {

@@ -29,6 +29,8 @@ namespace executorch_openvino {
 bool is_grown_cache(const ov::VariableState& state);
 /// Whether a variable id names a KV cache that grows by concatenation.
 bool is_grown_cache_id(const std::string& variable_id);
+/// Whether a variable id names values computed once per sequence (kPerSequenceSuffix).
+bool is_per_sequence_id(const std::string& variable_id);
 
 class CacheSequence {
  public:
@@ -40,7 +42,8 @@ class CacheSequence {
                                                                         ov::InferRequest& request);
 
   /// Before a call: checks the call's positions (`inputs` are the delegate's inputs)
-  /// and empties the cache when they start at 0, or cuts it when they go back.
+  /// and empties the cache and the per-sequence values when they start at 0, or cuts
+  /// the cache when they go back (the per-sequence values stay: the same sequence).
   executorch::runtime::Error before_call(executorch::runtime::Span<executorch::runtime::EValue*> inputs);
   /// After a call that ran: the cache now holds the call's positions too.
   void after_call() { filled_ = pending_end_; }
@@ -88,6 +91,7 @@ class CacheSequence {
   int64_t pending_start_ = 0;
   int64_t pending_end_ = 0;
   std::vector<GrownCache> grown_caches_;
+  std::vector<ov::VariableState> per_sequence_;  // emptied with the caches at position 0
 };
 
 }  // namespace executorch_openvino

@@ -75,7 +75,8 @@ const std::string& known_compile_spec_keys() {
     std::string joined;
     for (const char* key :
          {kDeviceKey, kPrecisionKey, kPerformanceHintKey, kCacheDirKey, kNumStreamsKey, kInferenceNumThreadsKey,
-          kDynamicQuantizationGroupSizeKey, kOneTokenModelKey, kKvCachePrecisionKey, kPagedAttentionKey}) {
+          kDynamicQuantizationGroupSizeKey, kOneTokenModelKey, kKvCachePrecisionKey, kPagedAttentionKey,
+          kPerSequenceInputsKey}) {
       joined += joined.empty() ? key : std::string(", ") + key;
     }
     return joined;
@@ -145,6 +146,12 @@ Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) 
         return Error::InvalidArgument;
       }
       options.paged_attention = *value == "1";
+    } else if (key == kPerSequenceInputsKey) {
+      // Lowering has applied it to the IR; the state it made is reset with the KV cache (kv_cache.h).
+      if (value->empty()) {
+        ET_LOG(Error, "OpenVINO program: per_sequence_inputs is empty");
+        return Error::InvalidArgument;
+      }
     } else {
       ET_LOG(Error, "OpenVINO program: unknown compile spec '%.*s'; this runtime knows %s",
              static_cast<int>(key.size()), key.data(), known_compile_spec_keys().c_str());

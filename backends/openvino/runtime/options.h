@@ -60,6 +60,9 @@ inline constexpr const char* kDynamicQuantizationGroupSizeKey = "dynamic_quantiz
 inline constexpr const char* kOneTokenModelKey = "one_token_model";        // "1" or "0"
 inline constexpr const char* kKvCachePrecisionKey = "kv_cache_precision";  // f32, f16, bf16, u8
 inline constexpr const char* kPagedAttentionKey = "paged_attention";       // "1" or "0"
+/// Names of inputs whose values lowering computes once per sequence
+/// (conversion/rewrites/per_sequence_values.py): read at lowering only, checked here.
+inline constexpr const char* kPerSequenceInputsKey = "per_sequence_inputs";
 
 /// Reads the compile specs the program was lowered with. Unknown keys and bad
 /// values fail with InvalidArgument and a log line naming them.

@@ -47,6 +47,7 @@ def python_names() -> dict:
     """Every string constant of backend.h, by its C++ name, as Python spells it."""
     from executorch_openvino.conversion.rewrites.index_bounds import INDEX_ROWS_NAME, SIGNED_INDEX_ROWS_NAME
     from executorch_openvino.conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
+    from executorch_openvino.conversion.rewrites.per_sequence_values import PER_SEQUENCE_SUFFIX
     from executorch_openvino.native_library import GIVE_BACK_MEMORY
 
     return {
@@ -56,6 +57,7 @@ def python_names() -> dict:
         "kGiveBackMemoryKey": GIVE_BACK_MEMORY,
         "kCachePositionsName": CACHE_POSITIONS_NAME,
         "kGrownCacheSuffix": GROWN_CACHE_SUFFIX,
+        "kPerSequenceSuffix": PER_SEQUENCE_SUFFIX,
         "kIndexRowsName": INDEX_ROWS_NAME,
         "kSignedIndexRowsName": SIGNED_INDEX_ROWS_NAME,
     }

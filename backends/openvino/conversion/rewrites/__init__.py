@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Tuple
 
 import torch
 
@@ -32,6 +32,7 @@ from .integer_to_bfloat16_rounding import round_integers_to_bfloat16
 from .interpolation_half_pixel import interpolate_with_half_pixel_centres
 from .kv_cache_growth import grow_kv_caches
 from .outputs import convert_outputs_to_torch_dtypes, restore_output_positions, separate_returned_inputs
+from .per_sequence_values import keep_per_sequence_values
 from .scatter_indices_below_range import refuse_scatter_indices_below_range
 from .sibling_products import fuse_sibling_products
 from .state import keep_buffers_as_state
@@ -54,6 +55,8 @@ class Partition:
     buffer_writes: List[str] = field(default_factory=list)
     #: Whether the device may run the model on the CPU plugin (CPU, or AUTO/MULTI/HETERO/BATCH naming it).
     may_run_on_cpu: bool = True
+    #: Inputs that keep their value over a sequence (the compile spec per_sequence_inputs).
+    per_sequence_inputs: Tuple[str, ...] = ()
 
 
 Rewrite = Callable[[ov.Model, Partition], ov.Model]
@@ -103,6 +106,12 @@ def _grow_kv_caches(model: ov.Model, _: Partition) -> ov.Model:
     return grow_kv_caches(model)
 
 
+@functools.wraps(keep_per_sequence_values, assigned=_NAMED_AFTER)
+def _keep_per_sequence_values(model: ov.Model, partition: Partition) -> ov.Model:
+    keep_per_sequence_values(model, partition.per_sequence_inputs)
+    return model
+
+
 @functools.wraps(separate_returned_inputs, assigned=_NAMED_AFTER)
 def _separate_returned_inputs(model: ov.Model, partition: Partition) -> ov.Model:
     separate_returned_inputs(model, partition.may_run_on_cpu)
@@ -124,6 +133,8 @@ REWRITES: List[Rewrite] = [
     _convert_outputs_to_torch_dtypes,
     _keep_buffers_as_state,
     _grow_kv_caches,
+    # After it: needs the positions input the growing cache marks.
+    _keep_per_sequence_values,
     _separate_returned_inputs,
     # Eager PyTorch's values where OpenVINO computes otherwise.
     _same_model(separate_weights_read_both_ways),
@@ -142,7 +153,8 @@ REWRITES: List[Rewrite] = [
     _same_model(keep_infinite_extremes),
     _same_model(zero_fully_masked_attention_rows),
     _same_model(interpolate_with_half_pixel_centres),
-    # The same values, computed faster. After the weight copies: it joins constants.
+    # The same values, computed faster. After the weight copies: it joins constants. It
+    # leaves alone the products _keep_per_sequence_values moved into state.
     _fuse_sibling_products,
 ]
 

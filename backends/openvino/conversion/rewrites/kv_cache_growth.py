@@ -43,6 +43,8 @@ CACHE_POSITIONS_NAME = "executorch_openvino.cache_positions"
 #: (kGrownCacheSuffix in backend.h).
 GROWN_CACHE_SUFFIX = ".grown"
 
+# A mask value at or below which softmax gives exactly 0, whatever the score it is added to.
+_HIDING = -1e30
 # Ops between a cache and attention that repeat grouped KV heads or change layout.
 _HEAD_REPEAT_OPS = frozenset({"Unsqueeze", "Broadcast", "Reshape", "Multiply", "Convert"})
 
@@ -196,8 +198,13 @@ def _mask_hides_unfilled(mask: ov.Output, positions: _Positions, length: int) ->
     as ``mask[input_pos]`` or, in a dynamic-length export, ``mask[input_pos[0]:][:count]``,
     possibly with unit axes put in front. A table that also hides positions below the
     diagonal (a sliding window) qualifies: only the positions above it must be hidden.
+    So does ``where(rows, bias, m)`` with such boolean rows and a constant ``m`` of -1e30
+    or less, as transformers adds T5's relative position bias to its mask: softmax gives
+    such a position exactly 0, as it does a position cut away.
     """
     rows = _behind_leading_axes(mask.get_node())
+    if rows.get_type_name() == "Select" and _hides(rows.input_value(2)):
+        rows = _behind_leading_axes(rows.input_value(0).get_node())
     if rows.get_type_name() not in ("Gather", "Slice"):
         return False
     table = _skip_converts(rows.input_value(0).get_node())
@@ -223,6 +230,15 @@ def _mask_hides_unfilled(mask: ov.Output, positions: _Positions, length: int) ->
     if values.dtype == np.bool_:
         return not values[above_diagonal].any()
     return bool(np.isneginf(values[above_diagonal]).all())
+
+
+def _hides(value: ov.Output) -> bool:
+    """Whether `value` is a constant that takes a score out of softmax (-1e30 or less, or -inf)."""
+    node = _skip_converts(value.get_node())
+    if node.get_type_name() != "Constant" or not node.get_element_type().is_real():
+        return False
+    values = node.get_data()
+    return values.size > 0 and bool(np.all(values <= _HIDING))
 
 
 def _behind_leading_axes(node: ov.Node) -> ov.Node:

@@ -30,6 +30,7 @@ import openvino.opset13 as ov_ops
 
 from ...profiling import ALSO_COMPUTES
 from ...workarounds import not_a_workaround
+from .per_sequence_values import COMPUTED_PER_SEQUENCE
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ def fuse_sibling_products(model: ov.Model) -> int:
     values = _ValueKeys(model)
     groups: Dict[Tuple, List[Tuple[ov.Node, _WeightPlan]]] = {}
     for product in model.get_ordered_ops():
-        if product.get_type_name() != "MatMul":
+        if product.get_type_name() != "MatMul" or COMPUTED_PER_SEQUENCE in product.get_rt_info():
             continue
         plan = _weight_plan(product)
         if plan is not None:

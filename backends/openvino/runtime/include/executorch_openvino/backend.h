@@ -49,6 +49,10 @@ inline constexpr const char kGiveBackMemoryKey[] = "give_back_memory";
 inline constexpr const char kCachePositionsName[] = "executorch_openvino.cache_positions";
 /// What the id of a grown cache's variable ends with; a restart at position 0 empties those.
 inline constexpr const char kGrownCacheSuffix[] = ".grown";
+/// What the id of a variable ends with that holds values computed from inputs fixed over
+/// a sequence (conversion/rewrites/per_sequence_values.py); a restart at position 0
+/// empties those too, so that the next call computes them from its inputs.
+inline constexpr const char kPerSequenceSuffix[] = ".per_sequence";
 /// The name, followed by the size n of the dimension it indexes, of an input that an
 /// indexing op (embedding, index_select, gather, scatter...) reads as its indices
 /// (conversion/rewrites/index_bounds.py): a call with an index outside 0 .. n - 1 fails.
