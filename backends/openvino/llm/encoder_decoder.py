@@ -379,7 +379,7 @@ def export_encoder_decoder(
             "the text_decoder takes one token a call already"
         )
     shapes = export_shapes(model, max_seq_len, max_source_len)
-    compression = compression_settings(weight_compression) if weight_compression else None
+    compression = _adjusting_groups(compression_settings(weight_compression)) if weight_compression else None
     specs = with_defaults(compile_specs_for_compressed_weights(compile_specs, compression))
     start = decoder_start_id(model) if start_id is None else int(start_id)
     eos = configured_eos_ids(model) if eos_ids is None else [int(token) for token in eos_ids]
@@ -401,6 +401,24 @@ def export_encoder_decoder(
             generate_etrecord=generate_etrecord,
         )
     return edge.to_executorch()
+
+
+def _adjusting_groups(settings: Dict[str, Any]) -> Dict[str, Any]:
+    """NNCF's settings with 4-bit groups made smaller where a layer's channels do not
+    divide into them, unless the settings say otherwise: encoder-decoders have small
+    layers (T5's relative position bias has one channel per head) that groups of 128
+    do not fit, and NNCF refuses the whole model for one such layer by default."""
+    if "advanced_parameters" in settings or not str(
+        getattr(settings.get("mode"), "value", settings.get("mode"))
+    ).startswith("int4"):
+        return settings
+    from nncf import GroupSizeFallbackMode
+    from nncf.quantization.advanced_parameters import AdvancedCompressionParameters
+
+    return {
+        **settings,
+        "advanced_parameters": AdvancedCompressionParameters(group_size_fallback_mode=GroupSizeFallbackMode.ADJUST),
+    }
 
 
 @dataclass

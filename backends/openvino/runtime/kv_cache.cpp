@@ -131,7 +131,8 @@ Result<std::optional<CacheSequence>> CacheSequence::find(const ov::CompiledModel
     }
   }
   if (!grown_states.empty() || !per_sequence.empty()) {
-    ET_LOG(Error, "OpenVINO blob: state '%s' needs a positions input named %s, which is missing; the program is damaged",
+    ET_LOG(Error,
+           "OpenVINO blob: state '%s' needs a positions input named %s, which is missing; the program is damaged",
            (grown_states.empty() ? per_sequence : grown_states).front().get_name().c_str(), kCachePositionsName);
     return Error::InvalidArgument;
   }

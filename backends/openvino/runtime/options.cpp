@@ -73,10 +73,9 @@ Result<std::string> option_text(const BackendOption& option) {
 const std::string& known_compile_spec_keys() {
   static const std::string keys = [] {
     std::string joined;
-    for (const char* key :
-         {kDeviceKey, kPrecisionKey, kPerformanceHintKey, kCacheDirKey, kNumStreamsKey, kInferenceNumThreadsKey,
-          kDynamicQuantizationGroupSizeKey, kOneTokenModelKey, kKvCachePrecisionKey, kPagedAttentionKey,
-          kPerSequenceInputsKey}) {
+    for (const char* key : {kDeviceKey, kPrecisionKey, kPerformanceHintKey, kCacheDirKey, kNumStreamsKey,
+                            kInferenceNumThreadsKey, kDynamicQuantizationGroupSizeKey, kOneTokenModelKey,
+                            kKvCachePrecisionKey, kPagedAttentionKey, kPerSequenceInputsKey}) {
       joined += joined.empty() ? key : std::string(", ") + key;
     }
     return joined;

@@ -22,6 +22,7 @@ VALUES = {
     "one_token_model": (False, True),
     "paged_attention": (False, True),
     "kv_cache_precision": ("f32", "f16", "bf16", "u8"),
+    "per_sequence_inputs": ("encoder_hidden_states", "a,b"),
 }
 
 
@@ -82,6 +83,7 @@ BAD_VALUES = {
     "dynamic_quantization_group_size": ("-1", "1.5"),
     "one_token_model": ("yes", "2"),
     "kv_cache_precision": ("i8", "F32"),
+    "per_sequence_inputs": ("",),
 }
 
 

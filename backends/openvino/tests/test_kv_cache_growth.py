@@ -155,6 +155,38 @@ def test_a_cache_of_batch_two_is_kept_as_written(tmp_path):
     assert not is_rewritten_to_grow(program)
 
 
+class BiasedCacheAttention(CacheAttention):
+    """Attention whose mask adds a bias per head and key position where a boolean causal
+    row allows, and `hidden` elsewhere: how transformers adds T5's relative position bias."""
+
+    def __init__(self, hidden: float):
+        super().__init__(torch.tril(torch.ones(CONTEXT, CONTEXT, dtype=torch.bool)))
+        self.hidden = hidden
+        self.register_buffer("bias", torch.randn(1, self.heads, 1, CONTEXT))
+
+    def forward(self, x, input_pos):
+        batch, count, _ = x.shape
+        q, k, v = (
+            part.view(batch, count, self.heads, self.head_dim).transpose(1, 2) for part in self.qkv(x).chunk(3, -1)
+        )
+        self.keys[:, :, input_pos] = k
+        self.values[:, :, input_pos] = v
+        rows = self.mask[input_pos][None, None]
+        mask = torch.where(rows, self.bias, torch.tensor(self.hidden))
+        out = torch.nn.functional.scaled_dot_product_attention(q, self.keys, self.values, attn_mask=mask)
+        return out.transpose(1, 2).reshape(batch, count, -1)
+
+
+def test_a_bias_shown_where_causal_rows_allow_lets_the_cache_grow(tmp_path):
+    program = assert_cache_attention_like_eager(BiasedCacheAttention(torch.finfo(torch.float32).min), tmp_path)
+    assert is_rewritten_to_grow(program)
+
+
+def test_a_bias_whose_hidden_positions_still_count_keeps_the_cache_as_written(tmp_path):
+    # -10 leaves the empty positions some weight in eager's softmax: cutting them would differ.
+    assert not is_rewritten_to_grow(assert_cache_attention_like_eager(BiasedCacheAttention(-10.0), tmp_path))
+
+
 # A dynamic-length export (ExecuTorch's LLM export: tokens [1, S], input_pos [1]
 # holding the first position) computes the positions as arange(S) + input_pos[0].
 

@@ -27,13 +27,16 @@ from executorch_openvino.conversion.rewrites.integer_floor_division import (
 )
 from executorch_openvino.conversion.rewrites.integer_to_bfloat16_rounding import round_integers_to_bfloat16
 from executorch_openvino.conversion.rewrites.interpolation_half_pixel import interpolate_with_half_pixel_centres
+from executorch_openvino.conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME
 from executorch_openvino.conversion.rewrites.model_edits import select_integers
 from executorch_openvino.conversion.rewrites.outputs import (
     convert_outputs_to_torch_dtypes,
     restore_output_positions,
     separate_returned_inputs,
 )
+from executorch_openvino.conversion.rewrites.per_sequence_values import PER_SEQUENCE_SUFFIX, keep_per_sequence_values
 from executorch_openvino.conversion.rewrites.scatter_indices_below_range import refuse_scatter_indices_below_range
+from executorch_openvino.conversion.rewrites.sibling_products import fuse_sibling_products
 from executorch_openvino.conversion.rewrites.state import keep_buffers_as_state
 from executorch_openvino.conversion.rewrites.weights_read_both_ways import separate_weights_read_both_ways
 from test_fold_miscomputed_constants import unlifted_graph
@@ -310,3 +313,55 @@ def test_an_input_an_embedding_reads_as_indices_is_marked_with_its_rows():
     parameters_ = [ops.parameter([2], np.int64)]
     mark_index_inputs(parameters_, placeholders)
     assert f"{INDEX_ROWS_NAME}10" in parameters_[0].output(0).get_tensor().get_names()
+
+
+def cross_attention_like(with_positions: bool = True):
+    """keys = enc @ w_k and values = enc @ w_v, read with this call's query; a positions
+    input named as a growing KV cache's (kv_cache_growth.py) when `with_positions`."""
+    encoder = ops.parameter([1, -1, 8], np.float32, name="encoder_hidden_states")
+    query = ops.parameter([1, 1, 8], np.float32, name="query")
+    positions = ops.parameter([1], np.int64, name="positions")
+    if with_positions:
+        positions.output(0).get_tensor().add_names({f"{CACHE_POSITIONS_NAME}.max=8"})
+    rng = np.random.default_rng(0)
+    keys, values = (ops.matmul(encoder, rng.normal(size=(8, 8)).astype(np.float32), False, False) for _ in range(2))
+    scores = ops.softmax(ops.matmul(query, keys, False, True), -1)
+    reshaped = ops.reshape(encoder, [1, -1], False)  # only moved: not worth a state
+    outputs = [ops.matmul(scores, values, False, False), ops.reduce_sum(reshaped, [1], True)]
+    return ov.Model(outputs, [encoder, query, positions])
+
+
+def per_sequence_variables(model):
+    return [op for op in model.get_ordered_ops() if op.get_type_name() == "ReadValue"]
+
+
+def test_products_of_a_per_sequence_input_become_state_computed_at_its_start():
+    model = cross_attention_like()
+    assert keep_per_sequence_values(model, ["encoder_hidden_states"]) == 2
+    variables = per_sequence_variables(model)
+    assert all(op.get_variable_id().endswith(PER_SEQUENCE_SUFFIX) for op in variables) and len(variables) == 2
+    assert {op.input_value(0).get_node().get_type_name() for op in variables} == {"MatMul"}
+    request = ov.compile_model(model, "CPU", CPU_AT_F32).create_infer_request()
+    first, second = (np.random.default_rng(seed).normal(size=(1, 5, 8)).astype(np.float32) for seed in (1, 2))
+    query, positions = np.ones((1, 1, 8), np.float32), np.zeros(1, np.int64)
+    kept = request.infer([first, query, positions])[0].copy()
+    # A later call reads what the first computed, whatever the input holds then ...
+    np.testing.assert_array_equal(request.infer([second, query, positions])[0], kept)
+    # ... until the variables start empty again, as the runtime empties them at position 0.
+    request.reset_state()
+    fresh = ov.compile_model(cross_attention_like(), "CPU", CPU_AT_F32)([second, query, positions])
+    np.testing.assert_allclose(request.infer([second, query, positions])[0], fresh[0], rtol=1e-6)
+
+
+def test_without_a_growing_cache_per_sequence_inputs_are_computed_at_every_call():
+    model = cross_attention_like(with_positions=False)
+    assert keep_per_sequence_values(model, ["encoder_hidden_states"]) == 0
+    assert per_sequence_variables(model) == []
+
+
+def test_products_kept_per_sequence_are_not_joined_with_their_siblings():
+    # Joined, the one product would feed two initial values, and the CPU plugin would compute it at every call.
+    model = cross_attention_like()
+    keep_per_sequence_values(model, ["encoder_hidden_states"])
+    assert fuse_sibling_products(model) == 0
+    assert op_types(model).count("MatMul") == 4
