@@ -31,6 +31,7 @@ ONE_TOKEN_MODEL = "one_token_model"
 KV_CACHE_PRECISION = "kv_cache_precision"
 PAGED_ATTENTION = "paged_attention"
 PER_SEQUENCE_INPUTS = "per_sequence_inputs"
+SHARED_WEIGHTS = "shared_weights"
 KNOWN_KEYS: Tuple[str, ...] = (
     DEVICE,
     INFERENCE_PRECISION,
@@ -43,6 +44,7 @@ KNOWN_KEYS: Tuple[str, ...] = (
     KV_CACHE_PRECISION,
     PAGED_ATTENTION,
     PER_SEQUENCE_INPUTS,
+    SHARED_WEIGHTS,
 )
 
 PRECISIONS: Tuple[str, ...] = ("f32", "f16", "bf16")
@@ -77,6 +79,9 @@ class OpenvinoOptions:
     # call (an encoder's output): what is computed from them alone is computed at
     # position 0 only (conversion/rewrites/per_sequence_values.py).
     per_sequence_inputs: Tuple[str, ...] = ()
+    # Digests of weights other methods of the program read too, which preprocess stores
+    # once in the program's named data (partition/shared_weights.py); set by the partitioner.
+    shared_weights: Tuple[str, ...] = ()
 
     @property
     def device_type(self) -> str:
@@ -299,6 +304,25 @@ def check_per_sequence_inputs(value: object) -> Tuple[str, ...]:
     return names
 
 
+def check_shared_weights(value: object) -> Tuple[str, ...]:
+    """Weight digests (hex, as partition/shared_weights.py writes them), as a sequence or as stored."""
+    digests = value.split(",") if isinstance(value, str) else value
+    try:
+        digests = tuple(digests)
+    except TypeError:
+        digests = None
+    if not digests or not all(_is_digest(digest) for digest in digests):
+        raise ValueError(
+            f"OpenVINO shared_weights {value!r} is not accepted; accepted: digests of 24 lowercase hex digits "
+            "(the partitioner writes them), at least one"
+        )
+    return digests
+
+
+def _is_digest(text: object) -> bool:
+    return isinstance(text, str) and len(text) == 24 and all(c in "0123456789abcdef" for c in text)
+
+
 def check_flag(key: str, value: object) -> bool:
     """A yes-or-no compile spec: True or False, or "1" or "0" as stored."""
     if not (isinstance(value, bool) or value in ("1", "0")):
@@ -318,6 +342,7 @@ def openvino_compile_specs(
     kv_cache_precision: Optional[str] = None,
     paged_attention: Optional[bool] = None,
     per_sequence_inputs: Optional[Sequence[str]] = None,
+    shared_weights: Optional[Sequence[str]] = None,
 ) -> List[CompileSpec]:
     """Builds the compile specs of the OpenVINO delegate, checking every value.
 
@@ -349,6 +374,9 @@ def openvino_compile_specs(
     encoder-decoder's ``encoder_hidden_states``): the values computed from them alone,
     such as cross-attention's keys and values, are computed at position 0 and kept as
     OpenVINO state; later calls reuse them whatever those inputs hold then.
+    ``shared_weights`` is set by ``OpenvinoPartitioner`` for a program of several methods:
+    the digests of the weights that another method reads too, which the program then
+    stores once, in its named data.
     """
     from executorch.exir.backend.compile_spec_schema import CompileSpec
 
@@ -376,6 +404,8 @@ def openvino_compile_specs(
     if per_sequence_inputs is not None:
         names = check_per_sequence_inputs(per_sequence_inputs)
         specs.append(CompileSpec(PER_SEQUENCE_INPUTS, ",".join(names).encode()))
+    if shared_weights is not None:
+        specs.append(CompileSpec(SHARED_WEIGHTS, ",".join(check_shared_weights(shared_weights)).encode()))
     return specs
 
 
@@ -420,6 +450,7 @@ def parse_compile_specs(specs: Optional[Iterable[CompileSpec]]) -> OpenvinoOptio
         per_sequence_inputs=(
             check_per_sequence_inputs(values[PER_SEQUENCE_INPUTS]) if PER_SEQUENCE_INPUTS in values else ()
         ),
+        shared_weights=check_shared_weights(values[SHARED_WEIGHTS]) if SHARED_WEIGHTS in values else (),
     )
 
 

@@ -12,7 +12,13 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export.exported_program import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from .compile_specs import cpu_settings_place, parse_compile_specs, with_defaults
+from .compile_specs import (
+    SHARED_WEIGHTS,
+    cpu_settings_place,
+    openvino_compile_specs,
+    parse_compile_specs,
+    with_defaults,
+)
 from .decompositions import decompose_ops_without_kernels
 from .edge_graph.nodes import matches_op_type, op_name
 from .edge_graph.program_inputs import constant_input_names
@@ -23,6 +29,7 @@ from .partition.kept_whole import SDPA, ops_kept_whole
 from .partition.missing_kernels import warn_about_ops_without_kernels
 from .partition.op_support import OpenvinoOperatorSupport, assert_nodes
 from .partition.shared_buffers import BuffersAcrossMethods
+from .partition.shared_weights import WeightsAcrossMethods
 from .partition.sort_family import twin_claimed_nodes, warn_about_nodes_left_on_cpu, warn_about_twins_left_on_cpu
 from .partition.symbolic_remainder import remainders_through_floor_division
 from .partition.symint_boundary import symbolic_values_crossing
@@ -65,6 +72,7 @@ class OpenvinoPartitioner(Partitioner):
         self.op_types_to_skip = frozenset(op_types_to_skip or ())
         self.op_names_to_skip = frozenset(op_names_to_skip or ())
         self._methods = BuffersAcrossMethods()
+        self._weights = WeightsAcrossMethods()
 
     def ops_to_not_decompose(
         self, ep: ExportedProgram
@@ -74,13 +82,15 @@ class OpenvinoPartitioner(Partitioner):
         return ops_kept_whole(ep, self.op_types_to_skip, self.op_names_to_skip)
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
-        """Records the method's buffers (partition/shared_buffers.py), decomposes torchao's quantization
+        """Records the method's buffers (partition/shared_buffers.py) and large weights
+        (partition/shared_weights.py), decomposes torchao's quantization
         ops (quantization/torchao_ops.py) and the ops no ExecuTorch CPU kernel runs (decompositions/),
         computes remainders of symbolic ints as Python does (partition/symbolic_remainder.py), names the
         sort family's nodes left on the CPU, which ExecuTorch's portable kernels lack, and gives those of
         several results that OpenVINO takes their twin op (partition/sort_family.py) and makes views of
         attention results hold under the kept op's layout (partition/attention_layout.py)."""
         self._methods.record(exported_program)
+        self._weights.record(exported_program)
         exported_program = decompose_torchao_ops(exported_program)
         exported_program = decompose_ops_without_kernels(exported_program, self.op_types_to_skip)
         warn_about_nodes_left_on_cpu(exported_program, self.op_types_to_skip, self.op_names_to_skip)
@@ -117,13 +127,14 @@ class OpenvinoPartitioner(Partitioner):
                 break
             cpu_nodes.update(moved)
         tags = {}
+        delegation_spec = self._delegation_spec_for(exported_program)
         for partition in partitions:
             if all(_is_getitem(node) for node in partition.nodes):
                 continue
             tag = f"openvino_{partition.id}"
             for node in partition.nodes:
                 node.meta["delegation_tag"] = tag
-            tags[tag] = self.delegation_spec
+            tags[tag] = delegation_spec
         warn_about_twins_left_on_cpu(exported_program.graph)
         shared = self._methods.shared()
         tag_constant_data(exported_program)
@@ -134,6 +145,16 @@ class OpenvinoPartitioner(Partitioner):
         warn_about_ops_without_kernels(exported_program, reasons.refusal)
         logger.info("OpenVINO partitioner: %d partition(s), %d buffer(s) kept as OpenVINO state", len(tags), len(owned))
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+
+    def _delegation_spec_for(self, exported_program: ExportedProgram) -> DelegationSpec:
+        """The delegation spec, naming the weights another method reads too (shared_weights)."""
+        shared = self._weights.shared_with_others(exported_program)
+        if not shared:
+            return self.delegation_spec
+        specs = [spec for spec in self.delegation_spec.compile_specs if spec.key != SHARED_WEIGHTS]
+        named = [spec for spec in openvino_compile_specs(shared_weights=sorted(shared)) if spec.key == SHARED_WEIGHTS]
+        logger.info("OpenVINO partitioner: %d weight(s) that other methods read too are stored once", len(shared))
+        return DelegationSpec(BACKEND_ID, specs + named)
 
     def _support(self, exported_program: ExportedProgram, cpu_nodes: Dict[str, str]) -> OpenvinoOperatorSupport:
         return OpenvinoOperatorSupport(

@@ -1,4 +1,5 @@
-"""The BackendDetails of the OpenVINO delegate: partition -> checked, compiled once -> blob."""
+"""The BackendDetails of the OpenVINO delegate: partition -> checked, compiled once -> blob
+(and the weights other methods read too, stored once in the program's named data)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from .native_library import RuntimeLibraryUnavailable, nested, runtime_compile_c
 from .paged_attention import check_paged_attention
 from .profiling import layer_debug_handle_map
 from .serialization.blob import FACT_FAKE_QUANTIZE, model_facts, write_blob
+from .serialization.named_weights import name_shared_weights
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +57,10 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         # Read before the blob is written: the compiled model holds repacked weights.
         debug_handle_map = layer_debug_handle_map(model, handles_by_node, compiled)
         del compiled
-        return PreprocessResult(processed_bytes=write_blob(model), debug_handle_map=debug_handle_map)
+        named_weights = name_shared_weights(model, options.shared_weights)
+        return PreprocessResult(
+            processed_bytes=write_blob(model), debug_handle_map=debug_handle_map, data_store_output=named_weights
+        )
 
 
 BACKEND_ID: str = ExecutorchOpenvinoBackend.__name__

@@ -1,16 +1,27 @@
 """What an exported program's inputs are: weights, buffers it writes, and their values.
 
-Read by the partitioner (which placeholders are constants) and by the conversion
-(weights become constants, written buffers become OpenVINO state).
+Read by the partitioner (which placeholders are constants, which weights other
+methods read too) and by the conversion and serialization (weights become constants,
+written buffers become OpenVINO state, weights several methods read are stored once).
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Dict, FrozenSet, List, Optional
 
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
+
+#: Weights smaller than this stay in each delegate that reads them: storing them twice costs little.
+MIN_SHARED_WEIGHT_BYTES = 64 * 1024
+
+
+def weight_digest(data: bytes) -> str:
+    """The digest that names a weight by its bytes, 24 hex digits: the partitioner finds
+    weights several methods read by it, and preprocess the constants holding them."""
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
 def buffer_initial_values(program: ExportedProgram) -> Dict[str, torch.Tensor]:

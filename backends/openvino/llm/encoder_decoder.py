@@ -390,13 +390,12 @@ def export_encoder_decoder(
             for name, method in methods.items()
         }
         per_sequence = openvino_compile_specs(per_sequence_inputs=[ENCODER_OUTPUT])
-        decoder_specs = [*specs, *(spec for spec in per_sequence if spec.key == PER_SEQUENCE_INPUTS)]
+        specs += [spec for spec in per_sequence if spec.key == PER_SEQUENCE_INPUTS]  # the encoder has no such input
         edge = to_edge_transform_and_lower(
             programs,
-            partitioner={
-                ENCODER_METHOD: [OpenvinoPartitioner(specs)],
-                DECODER_METHOD: [OpenvinoPartitioner(decoder_specs)],
-            },
+            # One partitioner for both methods: it sees which weights both read (T5's
+            # embedding), which the program then stores once.
+            partitioner=[OpenvinoPartitioner(specs)],
             constant_methods=runner_metadata(model, shapes, start, eos),
             generate_etrecord=generate_etrecord,
         )

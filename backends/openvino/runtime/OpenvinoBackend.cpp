@@ -26,6 +26,7 @@
 #include "ir_cache.h"
 #include "layer_events.h"
 #include "model_run.h"
+#include "named_weights.h"
 #include "one_token_model.h"
 #include "openvino_error.h"
 #include "options.h"
@@ -46,6 +47,7 @@ using executorch::runtime::DelegateHandle;
 using executorch::runtime::Error;
 using executorch::runtime::EValue;
 using executorch::runtime::FreeableBuffer;
+using executorch::runtime::NamedDataMap;
 using executorch::runtime::Result;
 using executorch::runtime::Span;
 
@@ -61,6 +63,7 @@ struct Delegate {
   // as it lives, so the blob stays alive with it. Declared first, so that it is
   // freed last.
   std::optional<FreeableBuffer> blob;
+  NamedWeightBuffers named_weights;     // weights the model reads from the program's named data
   WeightsGivenBack weights_given_back;  // set when the weights' pages went back to a file
   ModelRun general;                     // runs every call but those one_token runs
   std::optional<OneTokenModel> one_token;
@@ -90,9 +93,17 @@ ov::Tensor weights_in(const BlobView& blob) {
   return ov::Tensor(ov::element::u8, ov::Shape{blob.ir_weights_size}, const_cast<uint8_t*>(blob.ir_weights));
 }
 
-ov::CompiledModel compile_from_memory(ov::Core& core, const VerifiedIr& ir, const CompileSettings& options) {
+// Compiles the verified IR, its constants pointing into the blob; a blob with named
+// weights (named_weights.h) first gets them from `named_data`, kept in `buffers`.
+Result<ov::CompiledModel> compile_from_memory(ov::Core& core, const VerifiedIr& ir, const CompileSettings& options,
+                                              const NamedDataMap* named_data, NamedWeightBuffers& buffers) {
   const BlobView& blob = ir.blob();
-  return core.compile_model(std::string(blob.ir_xml), weights_in(blob), options.device, compile_config(options));
+  if (!blob.has_named_weights()) {
+    return core.compile_model(std::string(blob.ir_xml), weights_in(blob), options.device, compile_config(options));
+  }
+  const std::shared_ptr<ov::Model> model = core.read_model(std::string(blob.ir_xml), weights_in(blob));
+  ET_CHECK_OK_OR_RETURN_ERROR(put_named_weights(*model, named_data, buffers));
+  return core.compile_model(model, options.device, compile_config(options));
 }
 
 /// A compiled model, whether its constants may point into the blob, and the
@@ -118,9 +129,15 @@ CompileSettings settings_for(const BlobView& blob, const CompileSettings& option
 // Compiles the blob's IR: through the model cache (ir_cache.h) when there is a
 // cache directory and the program names its IR by a digest, else, or when the
 // cache gave no model, from memory. Throws what OpenVINO throws.
-Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& options) {
+Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& options, const NamedDataMap* named_data,
+                                  NamedWeightBuffers& named_weights) {
   ov::Core& core = shared_core();
   CompileSettings settings = settings_for(blob, options);
+  if (blob.has_named_weights() && !settings.cache_dir.empty()) {
+    // The model cache keeps an IR's files, and part of this IR's weights are elsewhere.
+    ET_LOG(Debug, "OpenVINO delegate: the model cache is not used for an IR with weights in named data");
+    settings.cache_dir.clear();
+  }
   std::optional<VerifiedIr> verified;
   if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
     Result<CacheLoad> load = load_through_model_cache(core, blob, settings);
@@ -150,7 +167,11 @@ Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& o
     }
     verified = std::move(*ir);
   }
-  return CompiledBlob{compile_from_memory(core, *verified, settings), true, settings};
+  Result<ov::CompiledModel> compiled = compile_from_memory(core, *verified, settings, named_data, named_weights);
+  if (!compiled.ok()) {
+    return compiled.error();
+  }
+  return CompiledBlob{std::move(*compiled), true, settings};
 }
 
 // Keeps the blob for a model that points into it and frees it otherwise. With the
@@ -330,11 +351,19 @@ std::optional<std::pair<ModelRun, bool>> paged_model_for(const BlobView& blob, c
   return std::nullopt;
 }
 
-Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, const CompileSettings& options) {
+Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, CompileSettings options,
+                                                   const NamedDataMap* named_data) {
   // The checksum is checked where the IR is read: a model cache hit reads none of it.
   Result<BlobView> blob = parse_blob_header(processed.data(), processed.size());
   if (!blob.ok()) {
     return blob.error();
+  }
+  if (blob->has_named_weights() && (options.paged_attention || options.one_token_model)) {
+    // Both compile the IR once more, read again without the named weights.
+    ET_LOG(Error,
+           "OpenVINO delegate: one_token_model and paged_attention do not apply to an IR with weights in the "
+           "program's named data; loading without them");
+    options.paged_attention = options.one_token_model = false;
   }
   auto delegate = std::make_unique<Delegate>();
   bool borrows_blob = true;
@@ -348,7 +377,7 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, co
       delegate->general = std::move(paged->first);
       borrows_blob = paged->second;
     } else {
-      Result<CompiledBlob> compiled = compile_blob(*blob, options);
+      Result<CompiledBlob> compiled = compile_blob(*blob, options, named_data, delegate->named_weights);
       if (!compiled.ok()) {
         return compiled.error();
       }
@@ -397,7 +426,7 @@ class OpenvinoBackend final : public executorch::runtime::BackendInterface {
     // OpenVINO's counters time every layer of every call: on only for a method that can log them.
     options->count_layer_times = context.event_tracer() != nullptr;
 
-    Result<std::unique_ptr<Delegate>> delegate = compile_delegate(*processed, *options);
+    Result<std::unique_ptr<Delegate>> delegate = compile_delegate(*processed, *options, context.get_named_data_map());
     if (!delegate.ok()) {
       return delegate.error();
     }

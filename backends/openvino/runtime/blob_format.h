@@ -72,7 +72,10 @@ inline constexpr size_t kBlobFactsOffset = 96;
 // The IR has FakeQuantize operations: quantized layers, which OpenVINO's CPU plugin
 // runs on its 8-bit kernels (quantized_layers.h).
 inline constexpr uint32_t kBlobFactFakeQuantize = 1u << 0;
-inline constexpr uint32_t kBlobKnownFacts = kBlobFactFakeQuantize;
+// Some of the IR's weights are Parameters named kNamedWeightName (backend.h), whose
+// bytes are in the program's named data (named_weights.h).
+inline constexpr uint32_t kBlobFactNamedWeights = 1u << 1;
+inline constexpr uint32_t kBlobKnownFacts = kBlobFactFakeQuantize | kBlobFactNamedWeights;
 // A version-2 blob may have FakeQuantize operations; assuming it does costs nothing on
 // CPUs with VNNI or AMX, and keeps the quantized model's values on the others.
 inline constexpr uint32_t kBlobFactsAssumedForV2 = kBlobFactFakeQuantize;

@@ -26,6 +26,7 @@ struct BlobView {
 
   bool has_ir_digest() const;
   bool has_fake_quantize() const { return (model_facts & kBlobFactFakeQuantize) != 0; }
+  bool has_named_weights() const { return (model_facts & kBlobFactNamedWeights) != 0; }
 };
 
 /// Parses and validates a blob (see blob_format.h), checksum included. Never

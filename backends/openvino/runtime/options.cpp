@@ -151,6 +151,12 @@ Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) 
         ET_LOG(Error, "OpenVINO program: per_sequence_inputs is empty");
         return Error::InvalidArgument;
       }
+    } else if (key == kSharedWeightsKey) {
+      // Lowering has named them in the IR, which init reads them by (named_weights.h).
+      if (value->empty()) {
+        ET_LOG(Error, "OpenVINO program: shared_weights is empty");
+        return Error::InvalidArgument;
+      }
     } else {
       ET_LOG(Error, "OpenVINO program: unknown compile spec '%.*s'; this runtime knows %s",
              static_cast<int>(key.size()), key.data(), known_compile_spec_keys().c_str());

@@ -63,6 +63,9 @@ inline constexpr const char* kPagedAttentionKey = "paged_attention";       // "1
 /// Names of inputs whose values lowering computes once per sequence
 /// (conversion/rewrites/per_sequence_values.py): read at lowering only, checked here.
 inline constexpr const char* kPerSequenceInputsKey = "per_sequence_inputs";
+/// Digests of the weights the blob's IR reads from the program's named data
+/// (serialization/named_weights.py): applied at lowering, checked here.
+inline constexpr const char* kSharedWeightsKey = "shared_weights";
 
 /// Reads the compile specs the program was lowered with. Unknown keys and bad
 /// values fail with InvalidArgument and a log line naming them.

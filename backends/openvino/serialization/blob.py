@@ -39,7 +39,9 @@ assert FACTS_OFFSET + 8 == HEADER_SIZE
 #: Model facts, bits of the word at FACTS_OFFSET (kBlobFact* in runtime/blob_format.h).
 #: The IR has FakeQuantize operations, which OpenVINO's CPU plugin runs on 8-bit kernels.
 FACT_FAKE_QUANTIZE = 1 << 0
-KNOWN_FACTS = FACT_FAKE_QUANTIZE
+#: Some of the IR's weights are in the program's named data (named_weights.py).
+FACT_NAMED_WEIGHTS = 1 << 1
+KNOWN_FACTS = FACT_FAKE_QUANTIZE | FACT_NAMED_WEIGHTS
 #: What the runtime assumes of a version-2 blob, which records no facts.
 FACTS_ASSUMED_FOR_V2 = FACT_FAKE_QUANTIZE
 
@@ -56,6 +58,10 @@ class Blob:
     @property
     def has_fake_quantize(self) -> bool:
         return bool(self.model_facts & FACT_FAKE_QUANTIZE)
+
+    @property
+    def has_named_weights(self) -> bool:
+        return bool(self.model_facts & FACT_NAMED_WEIGHTS)
 
 
 def _aligned(offset: int) -> int:
@@ -92,8 +98,15 @@ def ir_digest(xml: bytes, weights: bytes) -> bytes:
 def model_facts(model: ov.Model) -> int:
     """The FACT_* bits of `model`, which the runtime reads from the header instead of
     searching the IR's text: FACT_FAKE_QUANTIZE when an op, also inside a sub-graph
-    (Loop, TensorIterator, If), is a FakeQuantize."""
-    return FACT_FAKE_QUANTIZE if any(op.get_type_name() == "FakeQuantize" for op in _all_ops(model)) else 0
+    (Loop, TensorIterator, If), is a FakeQuantize; FACT_NAMED_WEIGHTS when a parameter
+    stands for a weight in the program's named data."""
+    from .named_weights import NAMED_WEIGHT_NAME
+
+    facts = FACT_FAKE_QUANTIZE if any(op.get_type_name() == "FakeQuantize" for op in _all_ops(model)) else 0
+    names = (name for parameter in model.get_parameters() for name in parameter.output(0).get_names())
+    if any(name.startswith(NAMED_WEIGHT_NAME) for name in names):
+        facts |= FACT_NAMED_WEIGHTS
+    return facts
 
 
 # The bodies of OpenVINO's ops that hold sub-graphs (get_function(index) beyond them crashes).

@@ -49,6 +49,7 @@ def python_names() -> dict:
     from executorch_openvino.conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
     from executorch_openvino.conversion.rewrites.per_sequence_values import PER_SEQUENCE_SUFFIX
     from executorch_openvino.native_library import GIVE_BACK_MEMORY
+    from executorch_openvino.serialization.named_weights import NAMED_WEIGHT_NAME
 
     return {
         "kBackendId": BACKEND_ID,
@@ -59,6 +60,7 @@ def python_names() -> dict:
         "kGrownCacheSuffix": GROWN_CACHE_SUFFIX,
         "kPerSequenceSuffix": PER_SEQUENCE_SUFFIX,
         "kIndexRowsName": INDEX_ROWS_NAME,
+        "kNamedWeightName": NAMED_WEIGHT_NAME,
         "kSignedIndexRowsName": SIGNED_INDEX_ROWS_NAME,
     }
 

@@ -23,6 +23,7 @@ VALUES = {
     "paged_attention": (False, True),
     "kv_cache_precision": ("f32", "f16", "bf16", "u8"),
     "per_sequence_inputs": ("encoder_hidden_states", "a,b"),
+    "shared_weights": ("0123456789abcdef01234567",),
 }
 
 
@@ -84,6 +85,7 @@ BAD_VALUES = {
     "one_token_model": ("yes", "2"),
     "kv_cache_precision": ("i8", "F32"),
     "per_sequence_inputs": ("",),
+    "shared_weights": ("",),
 }
 
 

@@ -106,7 +106,9 @@ def whisper(tmp_path_factory) -> Dict[str, object]:
 def t5(tmp_path_factory) -> Dict[str, object]:
     folder = tmp_path_factory.mktemp("t5")
     tokenizer = trained_tokenizer(T5_SPECIALS, folder / "tokenizer.json")
-    model = t5_model(tokenizer.get_vocab_size())
+    # A vocabulary larger than the tokenizer's, as T5's own is (32128 for 32100 tokens): the
+    # embedding table, which both methods read, is large enough to be stored once.
+    model = t5_model(vocab_size=320)
     model.generation_config = transformers.GenerationConfig(decoder_start_token_id=0, eos_token_id=1, pad_token_id=0)
     model.save_pretrained(folder)
     pte = folder.parent / "t5.pte"
@@ -168,8 +170,15 @@ def test_decoder_keeps_its_caches_as_openvino_state(family, request):
     """The decoder's delegate takes the runner's three inputs and gives the logits alone:
     each layer's self-attention keys and values grow in a variable, and its
     cross-attention keys and values are variables computed once per sequence."""
+    from executorch_openvino.serialization.named_weights import NAMED_WEIGHT_NAME
+
     model = decoder_model(request.getfixturevalue(family)["pte"])
-    assert sorted(parameter.get_friendly_name() for parameter in model.get_parameters()) == [
+    inputs = [
+        parameter
+        for parameter in model.get_parameters()
+        if not any(name.startswith(NAMED_WEIGHT_NAME) for name in parameter.output(0).get_names())
+    ]  # a weight stored in the program's named data is read at load, not given by a call
+    assert sorted(parameter.get_friendly_name() for parameter in inputs) == [
         "cache_position",
         "decoder_input_ids",
         "encoder_hidden_states",
@@ -223,6 +232,35 @@ def test_whisper_decoder_stores_its_tied_embedding_once(whisper):
     table = whisper["model"].model.decoder.embed_tokens.weight.detach().numpy().tobytes()
     assert whisper["model"].proj_out.weight is whisper["model"].model.decoder.embed_tokens.weight
     assert read_blob(decoder_blob(whisper["pte"])).ir_weights.count(table) == 1
+
+
+def test_t5_stores_the_embedding_both_methods_read_once(t5):
+    """T5's encoder and decoder read one token embedding (also the decoder's output
+    projection): the program holds its bytes once, in its named data, and neither
+    delegate's blob holds them."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    table = t5["model"].shared.weight.detach().numpy().tobytes()
+    pte = deserialize_pte_binary(t5["pte"].read_bytes())
+    assert [bytes(buffer) for buffer in pte.named_data.buffers] == [table]
+    assert all(bytes(blob.data).count(table) == 0 for blob in pte.program.backend_delegate_data)
+    assert t5["pte"].read_bytes().count(table) == 1
+
+
+def test_a_damaged_named_weight_fails_the_load_and_not_the_process(t5, tmp_path):
+    from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
+    from executorch.runtime import Runtime
+
+    pte = deserialize_pte_binary(t5["pte"].read_bytes())
+    damaged = bytearray(pte.named_data.buffers[0])
+    damaged[100] ^= 0x40
+    pte.named_data.buffers[0] = bytes(damaged)
+    path = tmp_path / "damaged.pte"
+    path.write_bytes(bytes(serialize_pte_binary(pte)))
+    program = Runtime.get().load_program(path)
+    with pytest.raises(RuntimeError):
+        program.load_method("encoder")
+    assert EncoderDecoderRunner(t5["pte"]).generate(torch.tensor([[5, 6]]), max_new_tokens=1)[0] == 0
 
 
 def test_decoder_logits_match_transformers_after_every_step(t5):

@@ -57,7 +57,7 @@ def keep_per_sequence_values(model: ov.Model, input_names: Sequence[str]) -> int
         return 0
     sources = [parameter for parameter in model.get_parameters() if _names_of(parameter) & set(input_names)]
     if not sources:
-        logger.info("OpenVINO delegate: no input named %s here; nothing is kept per sequence", ", ".join(input_names))
+        logger.debug("OpenVINO delegate: no input named %s here; nothing is kept per sequence", ", ".join(input_names))
         return 0
     if not any(name.startswith(CACHE_POSITIONS_NAME) for p in model.get_parameters() for name in _names_of(p)):
         logger.info(

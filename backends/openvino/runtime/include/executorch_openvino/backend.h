@@ -59,6 +59,10 @@ inline constexpr const char kPerSequenceSuffix[] = ".per_sequence";
 inline constexpr const char kIndexRowsName[] = "executorch_openvino.index_rows=";
 /// The same for indices that may count from the end (x[i], index_put): -n .. n - 1.
 inline constexpr const char kSignedIndexRowsName[] = "executorch_openvino.signed_index_rows=";
+/// The name of an IR Parameter that stands for a weight stored once in the program's
+/// named data (serialization/named_weights.py), followed by its key there, ".crc=" and
+/// the CRC-32 of its bytes in 8 hex digits: init puts a Constant over those bytes in its place.
+inline constexpr const char kNamedWeightName[] = "executorch_openvino.named_weight=";
 
 }  // namespace executorch_openvino
 
