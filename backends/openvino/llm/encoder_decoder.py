@@ -66,8 +66,11 @@ class EncoderDecoderShapes:
 
 
 def is_encoder_decoder_folder(folder: Union[str, Path]) -> bool:
-    """Whether a Hugging Face model folder holds an encoder-decoder (its config says so)."""
+    """Whether a Hugging Face model folder holds an encoder-decoder (its config says so);
+    False without a config.json, which the decoder-only export then names."""
     transformers = require_transformers()
+    if not (Path(folder) / "config.json").is_file():
+        return False
     return bool(getattr(transformers.AutoConfig.from_pretrained(Path(folder)), "is_encoder_decoder", False))
 
 

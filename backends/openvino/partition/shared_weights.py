@@ -31,11 +31,26 @@ _Entry = Tuple[str, torch.dtype, Tuple[int, ...]]
 
 
 def _large_weights(method: ExportedProgram) -> Dict[_Entry, torch.Tensor]:
+    """The large weights the method's graph reads (a method's module may hold others, such
+    as an encoder-decoder's encoder in its decoder method), by name and form."""
     tensors = {**method.state_dict, **method.constants}
+    signature = method.graph_signature
+    targets = {
+        **signature.inputs_to_parameters,
+        **signature.inputs_to_buffers,
+        **signature.inputs_to_lifted_tensor_constants,
+    }
+    read = {
+        targets[node.name]
+        for node in method.graph.nodes
+        if node.op == "placeholder" and node.users and node.name in targets
+    }
     return {
         (name, tensor.dtype, tuple(tensor.shape)): tensor
         for name, tensor in tensors.items()
-        if isinstance(tensor, torch.Tensor) and tensor.numel() * tensor.element_size() >= MIN_SHARED_WEIGHT_BYTES
+        if name in read
+        and isinstance(tensor, torch.Tensor)
+        and tensor.numel() * tensor.element_size() >= MIN_SHARED_WEIGHT_BYTES
     }
 
 

@@ -85,7 +85,9 @@ Result<std::shared_ptr<FreeableBuffer>> fetch(const NamedDataMap& named_data, co
 }  // namespace
 
 Error put_named_weights(ov::Model& model, const NamedDataMap* named_data, NamedWeightBuffers& buffers) {
-  for (const auto& parameter : model.get_parameters()) {
+  // A copy: remove_parameter changes the model's own list.
+  const ov::ParameterVector parameters = model.get_parameters();
+  for (const auto& parameter : parameters) {
     const NamedWeight weight = named_weight_of(*parameter);
     if (weight.key.empty()) {
       continue;
