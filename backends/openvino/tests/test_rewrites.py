@@ -14,6 +14,7 @@ import openvino.opset13 as ops
 import pytest
 import torch
 import torch.nn.functional as F
+from executorch_openvino.conversion.rewrites.additive_attention_masks import add_boolean_attention_masks
 from executorch_openvino.conversion.rewrites.bool_casts import cast_to_bool_as_not_equal
 from executorch_openvino.conversion.rewrites.exact_integer_comparisons import compare_integers_exactly
 from executorch_openvino.conversion.rewrites.exact_integer_division import divide_integers_exactly
@@ -365,3 +366,20 @@ def test_products_kept_per_sequence_are_not_joined_with_their_siblings():
     keep_per_sequence_values(model, ["encoder_hidden_states"])
     assert fuse_sibling_products(model) == 0
     assert op_types(model).count("MatMul") == 4
+
+
+def attention_with_boolean_mask():
+    query, key, value = (ops.parameter([1, 2, 6, 8], np.float32) for _ in range(3))
+    keep = ops.constant(np.tril(np.ones((6, 6), bool)))
+    attention = ops.scaled_dot_product_attention(query, key, value, keep, ops.constant(np.float32(0.35)), causal=False)
+    return ov.Model([attention], [query, key, value])
+
+
+def test_a_boolean_attention_mask_becomes_its_additive_form_with_the_same_values():
+    inputs = [np.random.default_rng(seed).normal(size=(1, 2, 6, 8)).astype(np.float32) for seed in range(3)]
+    want = infer(attention_with_boolean_mask(), *inputs)[0]
+    model = attention_with_boolean_mask()
+    assert add_boolean_attention_masks(model) == 1
+    [attention] = [op for op in model.get_ordered_ops() if op.get_type_name() == "ScaledDotProductAttention"]
+    assert attention.input_value(3).get_element_type() == ov.Type.f32
+    np.testing.assert_allclose(infer(model, *inputs)[0], want, rtol=1e-6, atol=1e-6)

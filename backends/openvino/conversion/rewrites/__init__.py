@@ -20,6 +20,7 @@ import torch
 
 import openvino as ov
 
+from .additive_attention_masks import add_boolean_attention_masks
 from .bool_casts import cast_to_bool_as_not_equal
 from .exact_integer_comparisons import compare_integers_exactly
 from .exact_integer_division import divide_integers_exactly
@@ -156,6 +157,9 @@ REWRITES: List[Rewrite] = [
     # The same values, computed faster. After the weight copies: it joins constants. It
     # leaves alone the products _keep_per_sequence_values moved into state.
     _fuse_sibling_products,
+    # After the growing KV cache's mask check and the fully masked rows' guard, which
+    # read the boolean mask.
+    _same_model(add_boolean_attention_masks),
 ]
 
 
