@@ -48,6 +48,13 @@ WEIGHT_COMPRESSION_FORMS: Dict[str, Dict[str, Any]] = {
 }
 
 
+#: ``--speed``: the settings OpenVINO GenAI runs an LLM with on a CPU, which are the CPU
+#: plugin's own defaults: activations in bf16 (OpenVINO computes in f32 on a CPU without
+#: bf16 units, so the preset is safe everywhere) and the KV cache in u8. Faster than the
+#: defaults, which keep eager's values; how far the logits move is in docs/llm.md.
+SPEED_PRESET: Dict[str, str] = {"inference_precision": "bf16", "kv_cache_precision": "u8"}
+
+
 def runner_metadata(args: Any, bos_id: int, eos_ids: Sequence[int]) -> Dict[str, Any]:
     """The constant methods ExecuTorch's LLM runner reads, from ModelArgs-like settings."""
     max_context_len = getattr(args, "max_context_len", None) or args.max_seq_len
@@ -286,6 +293,17 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
     parser.add_argument(
+        "--kv-cache-precision",
+        choices=["f32", "f16", "bf16", "u8"],
+        help="precision of the KV cache OpenVINO keeps (the inference precision without it)",
+    )
+    parser.add_argument(
+        "--speed",
+        action="store_true",
+        help="OpenVINO GenAI's CPU settings: --precision bf16 (f32 where the CPU has no bf16 units) and "
+        "--kv-cache-precision u8, unless given; faster, further from eager (docs/llm.md#speed)",
+    )
+    parser.add_argument(
         "--weight-compression",
         choices=[*WEIGHT_COMPRESSION_FORMS, "int8_asym", "int8_sym", "int4_sym", "int4_asym"],
         help="compress the weights with NNCF (the quantization extra): int4 is 4-bit symmetric weights in groups "
@@ -320,9 +338,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     if options.params and options.max_source_len is not None:
         parser.error("--max-source-len is for --hf encoder-decoders (T5, BART)")
     logging.basicConfig(level=logging.INFO)
+    preset = SPEED_PRESET if options.speed else {}
     specs = openvino_compile_specs(
         device=options.device,
-        inference_precision=options.precision,
+        inference_precision=options.precision or preset.get("inference_precision"),
+        kv_cache_precision=options.kv_cache_precision or preset.get("kv_cache_precision"),
         dynamic_quantization_group_size=options.dynamic_quantization_group_size,
         one_token_model=options.one_token_model or None,
         paged_attention=options.paged_attention or None,
