@@ -7,7 +7,9 @@ in a layout where that transpose is contiguous. When attention is kept whole
 implementation, whose result is laid out the other way, and the ``view`` fails
 ("Cannot view a tensor with shape ... and strides ...", seen with torch 2.13.0 and
 ExecuTorch 1.5.1): ViT-style blocks, whose
-queries come out of a permuted projection, failed to lower. A contiguous ``clone``
+queries come out of a permuted projection, failed to lower, and so did
+``nn.TransformerEncoderLayer`` quantized with 8-bit activations, whose attention result is
+quantized and dequantized before it is permuted and viewed. A contiguous ``clone``
 before each view reached from attention through layout ops makes the view valid
 under either layout. OpenVINO drops the copy: its tensors have no strides.
 """
@@ -23,8 +25,16 @@ from ..edge_graph.nodes import op_name
 
 # torch.export keeps reshape (it becomes a view when ExecuTorch decomposes it).
 _VIEWS = frozenset({"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default"})
-# Ops that only move or relabel an attention result's dimensions.
-_LAYOUT_OPS = _VIEWS | {
+# Ops that compute element by element and keep their input's layout: a quantized model
+# (ExecuTorch's OpenVINOQuantizer, NNCF's PT2E) quantizes and dequantizes the attention
+# result before the view.
+_KEEP_LAYOUT = frozenset(
+    f"quantized_decomposed.{op}_per_tensor.{overload}"
+    for op in ("quantize", "dequantize")
+    for overload in ("default", "tensor")
+)
+# Ops that only move or relabel an attention result's dimensions, or keep its layout.
+_LAYOUT_OPS = _VIEWS | _KEEP_LAYOUT | {
     "aten.permute.default",
     "aten.transpose.int",
     "aten.unsqueeze.default",
