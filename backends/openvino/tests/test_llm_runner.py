@@ -139,3 +139,36 @@ def test_export_llm_leaves_the_models_training_mode_as_it_was():
     model = construct_transformer(args).train()
     export_llm(model, args)
     assert model.training and all(module.training for module in model.modules())
+
+
+def test_a_second_generate_without_reset_continues_the_conversation(tokenizer_path, tmp_path):
+    """Chat: the runner keeps its position and the delegate its KV cache, so a second
+    prompt is prefilled after the first turn, which is not computed again: the tokens are
+    eager's over the first prompt, the first reply as fed back, and the second prompt."""
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    args = small_llama_args(tokenizer.get_vocab_size(), enable_dynamic_shape=True)
+    torch.manual_seed(0)
+    model = construct_transformer(args).eval()
+    eager_model = copy.deepcopy(model)
+    pte = tmp_path / "chat.pte"
+    pte.write_bytes(export_llm(model, args, bos_id=BOS, eos_ids=[EOS]).buffer)
+    runner = TextLLMRunner(str(pte), str(tokenizer_path))
+    first, second = (tokenizer.encode(prompt).ids for prompt in PROMPTS)
+
+    def turn(prompt: str) -> List[str]:
+        pieces: List[str] = []
+        config = GenerationConfig(max_new_tokens=6, temperature=0.0, echo=False)
+        runner.generate(prompt, config, token_callback=pieces.append)
+        return pieces
+
+    first_reply = eager_greedy(eager_model, first)[:6]
+    assert turn(PROMPTS[0]) == [tokenizer.decode([token]) for token in first_reply]
+    # The reply's last token is sampled, not fed: the next prompt takes its place.
+    history = first + first_reply[:-1] + second
+    want = [tokenizer.decode([token]) for token in eager_greedy(eager_model, history)[:6]]
+    alone = [tokenizer.decode([token]) for token in eager_greedy(eager_model, second)[:6]]
+    assert want != alone, "the history does not change the reply: the test would show nothing"
+    assert turn(PROMPTS[1]) == want
