@@ -33,6 +33,7 @@ from executorch.exir.backend.compile_spec_schema import CompileSpec
 
 from ..compile_specs import DYNAMIC_QUANTIZATION_GROUP_SIZE, openvino_compile_specs, parse_compile_specs, with_defaults
 from ..partitioner import OpenvinoPartitioner
+from .calibration import DATA_AWARE, calibration_inputs, folder_tokenizer, load_tokenizer, read_samples
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,10 @@ WEIGHT_COMPRESSION_FORMS: Dict[str, Dict[str, Any]] = {
 #: bf16 units, so the preset is safe everywhere) and the KV cache in u8. Faster than the
 #: defaults, which keep eager's values; how far the logits move is in docs/llm.md.
 SPEED_PRESET: Dict[str, str] = {"inference_precision": "bf16", "kv_cache_precision": "u8"}
+
+
+#: The precisions NNCF keeps the layers in that a ratio below 1 leaves out of 4 bits.
+BACKUP_PRECISIONS = ("int8_asym", "int8_sym", "none")
 
 
 def runner_metadata(args: Any, bos_id: int, eos_ids: Sequence[int]) -> Dict[str, Any]:
@@ -94,7 +99,10 @@ def export_llm(
         bos_id, eos_ids: the tokenizer's ids, recorded for the runner.
         weight_compression: ``"int4"`` or ``"int8"`` (:data:`WEIGHT_COMPRESSION_FORMS`),
             or arguments of ``nncf.compress_weights`` such as ``{"mode": "int4_sym",
-            "group_size": 64}`` (the mode a ``nncf.CompressWeightsMode`` or its value).
+            "group_size": 64}`` (the mode a ``nncf.CompressWeightsMode`` or its value);
+            data-aware ones (``awq``, ``scale_estimation``, ``lora_correction``, a
+            ``ratio`` below 1) take a ``dataset`` of the model's inputs
+            (``calibration.calibration_inputs``). :func:`check_compression` says what is refused.
             Needs the ``quantization`` extra. OpenVINO then receives 4-bit or 8-bit
             weights (quantization/compressed_weights.py). With 4-bit weights in groups
             (``"int4"``: 128) the CPU plugin quantizes activations in groups as long,
@@ -118,7 +126,7 @@ def export_llm(
     options = parse_compile_specs(compile_specs)
     if options.paged_attention:
         _check_paged_attention_fits(args, options.one_token_model)
-    compression = compression_settings(weight_compression) if weight_compression else None
+    compression = check_compression(compression_settings(weight_compression)) if weight_compression else None
     compile_specs = compile_specs_for_compressed_weights(compile_specs, compression)
     tokens = torch.tensor([[bos_id, bos_id]], dtype=torch.long)
     positions = torch.tensor([0], dtype=torch.long)
@@ -219,15 +227,85 @@ def compression_settings(weight_compression: Union[str, Mapping[str, Any]]) -> D
 
 
 def compressed_module(exported: torch.export.ExportedProgram, settings: Dict[str, Any]) -> torch.nn.Module:
-    """The exported model with its weights compressed by NNCF, to be exported again."""
+    """The exported model with its weights compressed by NNCF, to be exported again.
+
+    `settings` are ``nncf.compress_weights`` arguments, checked by :func:`check_compression`;
+    its ``dataset`` may be a list of the model's inputs (calibration.py). LoRA correction
+    goes through NNCF's ``compress_pt2e`` with ExecuTorch's OpenVINOQuantizer, the one NNCF
+    3.4.0 path that applies it to an exported model.
+    """
+    nncf = _nncf()
+    settings = check_compression(settings)
+    mode = nncf.CompressWeightsMode(settings.pop("mode", nncf.CompressWeightsMode.INT8_ASYM))
+    dataset = settings.pop("dataset", None)
+    if dataset is not None and not isinstance(dataset, nncf.Dataset):
+        settings.setdefault("subset_size", len(dataset))
+        dataset = nncf.Dataset(list(dataset))
+    if "backup_mode" in settings:
+        settings["backup_mode"] = nncf.BackupMode(getattr(settings["backup_mode"], "value", settings["backup_mode"]))
+    for flag in ("gptq", "lora_correction"):  # NNCF's torch.fx backend refuses them even when False
+        if not settings.get(flag):
+            settings.pop(flag, None)
+    if settings.pop("lora_correction", False):
+        return _compressed_with_lora_correction(exported, mode, dataset, settings)
+    return nncf.compress_weights(exported.module(), mode=mode, dataset=dataset, **settings)
+
+
+def _compressed_with_lora_correction(
+    exported: torch.export.ExportedProgram, mode: Any, dataset: Any, settings: Dict[str, Any]
+) -> torch.nn.Module:
+    from executorch.backends.openvino.quantizer import OpenVINOQuantizer, QuantizationMode
+    from nncf.experimental.torch.fx import compress_pt2e
+
+    quantizer_mode = QuantizationMode.INT4WO_SYM if mode.value == "int4_sym" else QuantizationMode.INT4WO_ASYM
+    quantizer_options = {
+        key: settings.pop(key) for key in ("group_size", "all_layers", "backup_mode") if key in settings
+    }
+    quantizer = OpenVINOQuantizer(mode=quantizer_mode, **quantizer_options)
+    return compress_pt2e(exported.module(), quantizer, dataset=dataset, lora_correction=True, **settings)
+
+
+def _nncf() -> Any:
     try:
         import nncf
     except ImportError as error:
         raise ImportError(
             "export_llm: weight_compression needs NNCF: pip install 'executorch-openvino[quantization]'"
         ) from error
-    mode = nncf.CompressWeightsMode(settings.get("mode", nncf.CompressWeightsMode.INT8_ASYM))
-    return nncf.compress_weights(exported.module(), **{**settings, "mode": mode})
+    return nncf
+
+
+def check_compression(settings: Mapping[str, Any]) -> Dict[str, Any]:
+    """`settings` checked before anything is exported: what NNCF 3.4.0 refuses on an
+    exported model, or would drop without an error, is refused here with the reason."""
+    settings = dict(settings)
+    mode = str(getattr(settings.get("mode"), "value", settings.get("mode") or "int8_asym"))
+    asked = [name for name in DATA_AWARE if settings.get(name)]
+    if settings.get("gptq"):
+        raise ValueError(
+            "weight compression: NNCF 3.4.0 does not run GPTQ on an exported model ('TorchFX backend does not "
+            "support gptq option(s)', and compress_pt2e: 'Cannot return backend-specific entity because TorchFX is "
+            "not supported!'); use --awq and --scale-estimation"
+        )
+    if asked and not mode.startswith("int4"):
+        raise ValueError(f"weight compression: {', '.join(asked)}: for 4-bit weights only, not mode {mode!r}")
+    if (asked or _ratio_below_one(settings)) and settings.get("dataset") is None:
+        needs = ", ".join(asked) if asked else f"ratio {settings.get('ratio')} (4-bit layers chosen by activations)"
+        raise ValueError(f"weight compression: a calibration dataset (--dataset) is needed for {needs}")
+    if settings.get("lora_correction") and (settings.get("awq") or settings.get("scale_estimation")):
+        raise ValueError("weight compression: LoRA correction runs alone here; drop --awq and --scale-estimation")
+    ratio = settings.get("ratio")
+    if ratio is not None and not (isinstance(ratio, (int, float)) and 0 < ratio <= 1):
+        raise ValueError(f"weight compression: ratio {ratio!r} is not in (0, 1]")
+    backup = settings.get("backup_mode")
+    if backup is not None and str(getattr(backup, "value", backup)) not in BACKUP_PRECISIONS:
+        raise ValueError(f"weight compression: backup precision {backup!r}; accepted: {', '.join(BACKUP_PRECISIONS)}")
+    return settings
+
+
+def _ratio_below_one(settings: Mapping[str, Any]) -> bool:
+    ratio = settings.get("ratio")
+    return isinstance(ratio, (int, float)) and ratio < 1
 
 
 def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool, vocab_size: Optional[int] = None):
@@ -251,7 +329,7 @@ def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool, vocab_size:
     return ModelArgs(**settings)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--params", type=Path, help="params.json of a Llama checkpoint (dim, n_layers, n_heads, ...)")
@@ -328,6 +406,35 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     parser.add_argument(
         "--eos-id", type=int, action="append", help="repeat for several; default 2, or with --hf the model's"
     )
+    calibration = parser.add_argument_group(
+        "data-aware weight compression (NNCF's algorithms, 4-bit weights; docs/quantization.md#llms)"
+    )
+    calibration.add_argument("--awq", action="store_true", help="NNCF's AWQ (activation-aware scales)")
+    calibration.add_argument("--scale-estimation", action="store_true", help="NNCF's scale estimation")
+    calibration.add_argument(
+        "--gptq", action="store_true", help="GPTQ: refused, NNCF 3.4.0 does not run it on an exported model"
+    )
+    calibration.add_argument(
+        "--lora-correction", action="store_true", help="NNCF's LoRA correction (through compress_pt2e)"
+    )
+    calibration.add_argument("--dataset", type=Path, help="calibration text, one sample a line")
+    calibration.add_argument("--num-samples", type=int, default=128, help="lines of --dataset to use (default 128)")
+    calibration.add_argument(
+        "--tokenizer",
+        type=Path,
+        help="with --params: the tokenizer of the calibration text (a --hf folder has its own)",
+    )
+    calibration.add_argument(
+        "--ratio", type=float, help="the share of layers in 4 bits, the others in --backup-precision (mixed precision)"
+    )
+    calibration.add_argument(
+        "--backup-precision", choices=BACKUP_PRECISIONS, help="the layers a ratio below 1 leaves out (NNCF: int8_asym)"
+    )
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    parser = _parser()
     options = parser.parse_args(argv)
     if options.one_token_model and options.static_shape:
         parser.error("--one-token-model is for dynamic-length exports; --static-shape has one token per call already")
@@ -347,13 +454,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         one_token_model=options.one_token_model or None,
         paged_attention=options.paged_attention or None,
     )
-    compression = None
-    if options.weight_compression:
-        compression = compression_settings(
-            WEIGHT_COMPRESSION_FORMS.get(options.weight_compression, {"mode": options.weight_compression})
-        )
-        if options.group_size is not None:
-            compression["group_size"] = options.group_size
+    compression = _compression_from(options, parser)
     if options.hf:
         program = _export_huggingface(options, specs, compression)
     else:
@@ -363,6 +464,54 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     if options.etrecord is not None:
         program.get_etrecord().save(str(options.etrecord))
         logger.info("wrote %s", options.etrecord)
+
+
+def _compression_from(options: argparse.Namespace, parser: argparse.ArgumentParser) -> Optional[Dict[str, Any]]:
+    """The nncf.compress_weights arguments the flags ask for, checked (the dataset is added per export)."""
+    data_aware = {name: True for name in DATA_AWARE if getattr(options, name)}
+    mixed = {
+        key: value for key, value in (("ratio", options.ratio), ("backup_mode", options.backup_precision)) if value
+    }
+    if not options.weight_compression:
+        if data_aware or mixed or options.dataset:
+            parser.error(
+                "--awq, --scale-estimation, --gptq, --lora-correction, --ratio and --dataset need --weight-compression"
+            )
+        return None
+    compression = compression_settings(
+        WEIGHT_COMPRESSION_FORMS.get(options.weight_compression, {"mode": options.weight_compression})
+    )
+    if options.group_size is not None:
+        compression["group_size"] = options.group_size
+    compression.update(data_aware, **mixed)
+    try:
+        if options.dataset:
+            # Read now: a missing or empty file fails before the export starts.
+            compression["dataset"] = read_samples(options.dataset, options.num_samples)
+        check_compression(compression)
+    except (ValueError, FileNotFoundError) as error:
+        raise SystemExit(str(error)) from None
+    return compression
+
+
+def _with_calibration(
+    compression: Optional[Dict[str, Any]], tokenizer: Any, vocab_size: int, max_seq_len: int, dynamic: bool, bos: int
+) -> Optional[Dict[str, Any]]:
+    """`compression` with its calibration texts turned into the model's inputs."""
+    if not compression or compression.get("dataset") is None:
+        return compression
+    try:
+        inputs = calibration_inputs(
+            compression["dataset"],
+            tokenizer,
+            vocab_size=vocab_size,
+            max_seq_len=max_seq_len,
+            dynamic_shape=dynamic,
+            bos_id=bos,
+        )
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
+    return {**compression, "dataset": inputs}
 
 
 def _export_huggingface(
@@ -379,6 +528,11 @@ def _export_huggingface(
                         f"--{flag.replace('_', '-')} is for decoder-only LLMs; an encoder-decoder's text_decoder "
                         "takes one token a call already"
                     )
+            if compression and compression.get("dataset") is not None:
+                raise SystemExit(
+                    "--dataset: data-aware compression of encoder-decoders is not supported; compress "
+                    "them data-free (--weight-compression alone)"
+                )
             return export_encoder_decoder(
                 options.hf,
                 max_seq_len=options.max_seq_len,
@@ -391,6 +545,8 @@ def _export_huggingface(
             )
         if options.max_source_len is not None:
             raise SystemExit("--max-source-len is for encoder-decoders (T5, BART), not this decoder-only model")
+        if compression and compression.get("dataset") is not None:
+            compression = _hf_calibration(options, compression)
         return export_huggingface_llm(
             options.hf,
             max_seq_len=options.max_seq_len,
@@ -405,12 +561,37 @@ def _export_huggingface(
         raise SystemExit(str(error)) from None
 
 
+def _hf_calibration(options: argparse.Namespace, compression: Dict[str, Any]) -> Dict[str, Any]:
+    from .huggingface import configured_bos_id, load_model
+
+    if options.tokenizer is not None:
+        raise SystemExit(
+            "--tokenizer is for --params exports; a --hf folder's own tokenizer reads the calibration text"
+        )
+    model = load_model(options.hf)
+    bos = configured_bos_id(model) if options.bos_id is None else options.bos_id
+    vocab = model.config.get_text_config().vocab_size
+    tokenizer = folder_tokenizer(options.hf)
+    return _with_calibration(compression, tokenizer, vocab, options.max_seq_len, not options.static_shape, bos)
+
+
 def _export_params(
     options: argparse.Namespace, specs: List[CompileSpec], compression: Optional[Dict[str, Any]]
 ) -> ExecutorchProgramManager:
     from executorch.examples.models.llama.llama_transformer import construct_transformer
 
     args = _model_args(options.params, options.max_seq_len, not options.static_shape, options.vocab_size)
+    bos = 1 if options.bos_id is None else options.bos_id
+    if compression and compression.get("dataset") is not None:
+        if options.tokenizer is None:
+            raise SystemExit("--dataset with --params needs --tokenizer: the tokenizer of the calibration text")
+        try:
+            tokenizer = load_tokenizer(options.tokenizer)
+        except FileNotFoundError as error:
+            raise SystemExit(str(error)) from None
+        compression = _with_calibration(
+            compression, tokenizer, args.vocab_size, args.max_seq_len, args.enable_dynamic_shape, bos
+        )
     model = construct_transformer(args)
     if options.checkpoint:
         state = torch.load(options.checkpoint, map_location="cpu", weights_only=True)
@@ -429,7 +610,7 @@ def _export_params(
         model,
         args,
         compile_specs=specs,
-        bos_id=1 if options.bos_id is None else options.bos_id,
+        bos_id=bos,
         eos_ids=options.eos_id or [2],
         weight_compression=compression,
         generate_etrecord=options.etrecord is not None,

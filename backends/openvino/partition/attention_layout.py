@@ -34,14 +34,18 @@ _KEEP_LAYOUT = frozenset(
     for overload in ("default", "tensor")
 )
 # Ops that only move or relabel an attention result's dimensions, or keep its layout.
-_LAYOUT_OPS = _VIEWS | _KEEP_LAYOUT | {
-    "aten.permute.default",
-    "aten.transpose.int",
-    "aten.unsqueeze.default",
-    "aten.squeeze.dim",
-    "aten.squeeze.dims",
-    "aten.squeeze.default",
-}
+_LAYOUT_OPS = (
+    _VIEWS
+    | _KEEP_LAYOUT
+    | {
+        "aten.permute.default",
+        "aten.transpose.int",
+        "aten.unsqueeze.default",
+        "aten.squeeze.dim",
+        "aten.squeeze.dims",
+        "aten.squeeze.default",
+    }
+)
 
 
 def copy_before_views_after_attention(program: ExportedProgram, attention: torch._ops.OpOverload) -> ExportedProgram:
