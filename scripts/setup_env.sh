@@ -24,5 +24,5 @@ python -m pip install --quiet --upgrade pip
 # torch first and pinned: the CPU build of 2.13.0 works with executorch 1.5.1, while
 # an unpinned torch resolves to a CUDA build of several GB.
 python -m pip install --quiet torch==2.13.0
-python -m pip install --quiet ".[test,quantization,huggingface]"
+python -m pip install --quiet ".[test,quantization,huggingface,llm]"
 echo "$sources" > "$stamp"

@@ -16,6 +16,11 @@ or for a Hugging Face model folder (huggingface.py; an encoder-decoder such as W
 or T5: encoder_decoder.py)::
 
     python -m executorch_openvino.llm.export --hf DIR --output model.pte
+
+or with ExecuTorch's LLM export configuration, as ExecuTorch's ``export_llm`` reads it
+(llm_config.py)::
+
+    python -m executorch_openvino.llm.export --config llama3_2_ov_4wo.yaml +base.params=params.json
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import argparse
 import contextlib
 import json
 import logging
+import sys
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
@@ -330,7 +336,11 @@ def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool, vocab_size:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="--config FILE [key=value ...]: ExecuTorch's LLM export configuration (YAML), with its overrides; "
+        "it sets the flags above, and flags given beside it win",
+    )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--params", type=Path, help="params.json of a Llama checkpoint (dim, n_layers, n_heads, ...)")
     source.add_argument(
@@ -434,6 +444,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--config" in argv:
+        argv = _flags_from_llm_config(argv)
     parser = _parser()
     options = parser.parse_args(argv)
     if options.one_token_model and options.static_shape:
@@ -464,6 +477,23 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     if options.etrecord is not None:
         program.get_etrecord().save(str(options.etrecord))
         logger.info("wrote %s", options.etrecord)
+
+
+def _flags_from_llm_config(argv: List[str]) -> List[str]:
+    """Our flags for ``--config FILE`` with ExecuTorch's overrides (``key=value``), then the
+    other flags given, which win (llm_config.py)."""
+    from .llm_config import export_flags, load_llm_config
+
+    at = argv.index("--config")
+    if at + 1 >= len(argv):
+        raise SystemExit("--config needs the path of an LLM config file (YAML)")
+    path, rest = Path(argv[at + 1]), argv[:at] + argv[at + 2 :]
+    overrides = [item for item in rest if "=" in item and not item.startswith("-")]
+    flags = [item for item in rest if item not in overrides]
+    try:
+        return export_flags(load_llm_config(path, overrides)) + flags
+    except (ValueError, FileNotFoundError, ImportError) as error:
+        raise SystemExit(f"--config {path}: {error}") from None
 
 
 def _compression_from(options: argparse.Namespace, parser: argparse.ArgumentParser) -> Optional[Dict[str, Any]]:

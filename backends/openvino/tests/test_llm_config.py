@@ -1,0 +1,101 @@
+"""``python -m executorch_openvino.llm.export --config FILE [overrides]`` reads ExecuTorch's
+LLM export configuration as ExecuTorch's ``export_llm`` does (OmegaConf into the
+wheel's ``LlmConfig`` dataclasses): the YAML ExecuTorch's OpenVINO guide publishes,
+with its README's overrides, exports a program TextLLMRunner runs; a key that does
+not apply to this backend is refused by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from executorch_openvino.llm.export import main
+
+pytest.importorskip("omegaconf", reason="the llm extra installs omegaconf")
+
+# ExecuTorch's examples/openvino/llama/llama3_2_ov_4wo.yaml, as published.
+PUBLISHED_YAML = """\
+base:
+  metadata: '{"get_bos_id":128000, "get_eos_ids":[128009, 128001]}'
+model:
+  use_kv_cache: True
+  dtype_override: fp32
+  enable_dynamic_shape: False
+quantization:
+  pt2e_quantize: "openvino_4wo"
+  group_size: 128
+backend:
+  openvino:
+    enabled: True
+debug:
+  verbose: True
+"""
+# Llama 3's vocabulary (the metadata's ids are in it), the rest small; sizes 128 wide
+# for the published groups of 128.
+PARAMS = dict(dim=128, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=128256, multiple_of=128)
+
+
+@pytest.fixture
+def config(tmp_path) -> Path:
+    (tmp_path / "llama3_2_ov_4wo.yaml").write_text(PUBLISHED_YAML)
+    (tmp_path / "params.json").write_text(json.dumps(PARAMS))
+    return tmp_path / "llama3_2_ov_4wo.yaml"
+
+
+def readme_overrides(folder: Path) -> list:
+    """The overrides of the guide's command (its checkpoint left out: random weights here)."""
+    return ['+backend.openvino.device="CPU"', '+base.model_class="llama3_2"', f"+base.params={folder / 'params.json'}"]
+
+
+def test_the_published_config_with_its_overrides_exports_what_the_runner_runs(config, tmp_path, monkeypatch):
+    from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
+    from executorch.runtime import Runtime
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    monkeypatch.chdir(tmp_path)  # export.output_dir is "." by default
+    main(["--config", str(config), *readme_overrides(tmp_path)])
+    pte = tmp_path / "openvino_llama3_2.pte"
+    program = Runtime.get().load_program(pte)
+    read = {name: program.load_method(name).execute([]) for name in ("get_bos_id", "enable_dynamic_shape")}
+    assert read == {"get_bos_id": [128000], "enable_dynamic_shape": [False]}
+    assert list(program.load_method("get_eos_ids").execute([])) == [128009, 128001]
+    assert b'element_type="u4"' in pte.read_bytes() or b'element_type="i4"' in pte.read_bytes()
+
+    tokenizer = Tokenizer(models.BPE())  # a BPE model: the runner's tokenizer reads that kind
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>", "<s>", "</s>"])
+    tokenizer.train_from_iterator(["the quick brown fox"] * 4, trainer)
+    tokenizer.save(str(tmp_path / "tokenizer.json"))
+    stats = []
+    runner = TextLLMRunner(str(pte), str(tmp_path / "tokenizer.json"))
+    runner.generate(
+        "the quick brown fox", GenerationConfig(max_new_tokens=6, temperature=0.0), stats_callback=stats.append
+    )
+    assert stats[0].num_prompt_tokens > 0 and stats[0].num_generated_tokens >= 1
+
+
+def test_overrides_set_keys_and_flags_beside_the_config_win(config, tmp_path):
+    from executorch_openvino.llm.llm_config import export_flags, load_llm_config
+
+    overrides = [*readme_overrides(tmp_path), "export.max_seq_length=64", "export.max_context_length=64"]
+    flags = export_flags(load_llm_config(config, overrides))
+    assert flags[flags.index("--max-seq-len") + 1] == "64"
+    assert flags[flags.index("--weight-compression") + 1] == "int4_sym"
+    assert flags[flags.index("--group-size") + 1] == "128"
+    assert "--static-shape" in flags and flags.count("--eos-id") == 2
+
+
+@pytest.mark.parametrize(
+    "override, named",
+    [
+        ("backend.xnnpack.enabled=True", "backend.xnnpack.enabled"),
+        ("quantization.qmode=8da4w", "quantization.qmode"),
+        ("model.use_sdpa_with_kv_cache=True", "model.use_sdpa_with_kv_cache"),
+        ("model.use_kv_cache=False", "model.use_kv_cache"),
+        ("quantization.pt2e_quantize=xnnpack_dynamic", "quantization.pt2e_quantize 'xnnpack_dynamic'"),
+    ],
+)
+def test_a_key_that_does_not_apply_to_this_backend_is_refused_by_name(config, tmp_path, override, named):
+    with pytest.raises(SystemExit, match=named):
+        main(["--config", str(config), *readme_overrides(tmp_path), override, "--output", str(tmp_path / "x.pte")])
