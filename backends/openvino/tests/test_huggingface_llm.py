@@ -360,3 +360,54 @@ def test_layers_of_an_unsupported_type_are_named():
     model.config.layer_types = ["linear_attention"]
     with pytest.raises(ValueError, match="layers of type linear_attention are not supported"):
         HuggingFaceDecoder(model, CONTEXT)
+
+
+# A chat template of the kind instruct folders carry: each message after a special token
+# (no newline or colon: the tokenizer trained here has no byte for them).
+CHAT_TEMPLATE = (
+    "{% for message in messages %}<s>{{ message['role'] }} {{ message['content'] }} {% endfor %}"
+    "{% if add_generation_prompt %}<s>assistant{% endif %}"
+)
+
+
+def test_chat_turns_from_the_folders_template_continue_on_the_kept_cache(llama):
+    """Each turn's prompt is the folder's chat template over the new message only; the runner
+    keeps its cache between turns (no reset), so turn two is eager's greedy continuation of
+    the whole conversation; a turn past the context fails with an error, not wrong tokens."""
+    from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
+
+    folder, pte = llama
+    transformers.PreTrainedTokenizerFast(
+        tokenizer_file=str(folder / "tokenizer.json"), bos_token="<s>", eos_token="</s>", chat_template=CHAT_TEMPLATE
+    ).save_pretrained(folder)
+    template = transformers.AutoTokenizer.from_pretrained(folder)
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    runner = TextLLMRunner(str(pte), str(folder / "tokenizer.json"))
+
+    def turn(message: str, count: int = 4) -> List[str]:
+        text = template.apply_chat_template(
+            [{"role": "user", "content": message}], add_generation_prompt=True, tokenize=False
+        )
+        pieces: List[str] = []
+        runner.generate(
+            text, GenerationConfig(max_new_tokens=count, temperature=0.0, echo=False), token_callback=pieces.append
+        )
+        return pieces
+
+    def ids(message: str) -> List[int]:
+        text = template.apply_chat_template(
+            [{"role": "user", "content": message}], add_generation_prompt=True, tokenize=False
+        )
+        return tokenizer.encode(text).ids
+
+    reply = transformers_greedy(folder, ids("the quick fox"))[:4]
+    assert turn("the quick fox") == [tokenizer.decode([token], skip_special_tokens=False) for token in reply]
+    history = ids("the quick fox") + reply[:-1] + ids("a lazy dog")  # a reply's last token is sampled, not fed
+    want = transformers_greedy(folder, history)[:4]
+    assert want != transformers_greedy(folder, ids("a lazy dog"))[:4], (
+        "the history changes nothing: the test shows nothing"
+    )
+    assert turn("a lazy dog") == [tokenizer.decode([token], skip_special_tokens=False) for token in want]
+    with pytest.raises(RuntimeError):
+        for _ in range(CONTEXT):  # the runner refuses a prompt that does not fit in the positions left
+            turn("over the lazy dog again", count=8)
