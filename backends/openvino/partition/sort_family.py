@@ -59,7 +59,9 @@ TWINNED: FrozenSet[torch._ops.OpOverload] = frozenset(
 
 
 def _reads_result(node: torch.fx.Node, index: int) -> bool:
-    return any(user.target is operator.getitem and user.args[1] == index for user in node.users)
+    """Whether something reads result `index` of a node of several results: export leaves a
+    getitem for each result, read or not (``torch.unique`` without ``return_inverse``)."""
+    return any(user.target is operator.getitem and user.args[1] == index and user.users for user in node.users)
 
 
 def _reduced_size(node: torch.fx.Node, dim_index: int, default_dim: int) -> Optional[int]:
