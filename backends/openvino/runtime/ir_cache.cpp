@@ -192,7 +192,8 @@ void remove_abandoned_temporaries(const std::string& cache_dir) {
     if (writer && is_abandoned(*it, *writer)) {
       std::error_code ignored;
       if (fs::remove(it->path(), ignored)) {
-        ET_LOG(Info, "OpenVINO model cache: removed %s, left by process %d, which is gone", it->path().c_str(),
+        // Debug: this happens in a load that succeeds, which logs nothing (see init in OpenvinoBackend.cpp).
+        ET_LOG(Debug, "OpenVINO model cache: removed %s, left by process %d, which is gone", it->path().c_str(),
                static_cast<int>(*writer));
       }
     }
