@@ -289,13 +289,18 @@ def check_kv_cache_precision(value: str) -> str:
     return value
 
 
+def _listed(value: object) -> Tuple[object, ...]:
+    """A list spec's items: a sequence, or the text stored (items separated by commas); () for neither."""
+    items = value.split(",") if isinstance(value, str) else value
+    try:
+        return tuple(items)
+    except TypeError:
+        return ()
+
+
 def check_per_sequence_inputs(value: object) -> Tuple[str, ...]:
     """Input names, as a sequence of str or as stored (separated by commas)."""
-    names = value.split(",") if isinstance(value, str) else value
-    try:
-        names = tuple(names)
-    except TypeError:
-        names = None
+    names = _listed(value)
     if not names or not all(isinstance(name, str) and name.isidentifier() for name in names):
         raise ValueError(
             f"OpenVINO per_sequence_inputs {value!r} is not accepted; accepted: the names of the model's inputs "
@@ -306,11 +311,7 @@ def check_per_sequence_inputs(value: object) -> Tuple[str, ...]:
 
 def check_shared_weights(value: object) -> Tuple[str, ...]:
     """Weight digests (hex, as partition/shared_weights.py writes them), as a sequence or as stored."""
-    digests = value.split(",") if isinstance(value, str) else value
-    try:
-        digests = tuple(digests)
-    except TypeError:
-        digests = None
+    digests = _listed(value)
     if not digests or not all(_is_digest(digest) for digest in digests):
         raise ValueError(
             f"OpenVINO shared_weights {value!r} is not accepted; accepted: digests of 24 lowercase hex digits "

@@ -119,9 +119,12 @@ class CacheAttention(torch.nn.Module):
         self.keys[:, :, input_pos] = k
         self.values[:, :, input_pos] = v
         out = torch.nn.functional.scaled_dot_product_attention(
-            q, self.keys, self.values, attn_mask=self.mask[input_pos]
+            q, self.keys, self.values, attn_mask=self.mask_at(input_pos)
         )
         return out.transpose(1, 2).reshape(batch, count, -1)
+
+    def mask_at(self, input_pos):
+        return self.mask[input_pos]
 
 
 def assert_cache_attention_like_eager(model, tmp_path, batch: int = 1) -> LoweredProgram:
@@ -164,17 +167,8 @@ class BiasedCacheAttention(CacheAttention):
         self.hidden = hidden
         self.register_buffer("bias", torch.randn(1, self.heads, 1, CONTEXT))
 
-    def forward(self, x, input_pos):
-        batch, count, _ = x.shape
-        q, k, v = (
-            part.view(batch, count, self.heads, self.head_dim).transpose(1, 2) for part in self.qkv(x).chunk(3, -1)
-        )
-        self.keys[:, :, input_pos] = k
-        self.values[:, :, input_pos] = v
-        rows = self.mask[input_pos][None, None]
-        mask = torch.where(rows, self.bias, torch.tensor(self.hidden))
-        out = torch.nn.functional.scaled_dot_product_attention(q, self.keys, self.values, attn_mask=mask)
-        return out.transpose(1, 2).reshape(batch, count, -1)
+    def mask_at(self, input_pos):
+        return torch.where(self.mask[input_pos][None, None], self.bias, torch.tensor(self.hidden))
 
 
 def test_a_bias_shown_where_causal_rows_allow_lets_the_cache_grow(tmp_path):
