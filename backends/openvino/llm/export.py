@@ -549,8 +549,11 @@ def _export_huggingface(
 ) -> ExecutorchProgramManager:
     from .encoder_decoder import export_encoder_decoder, is_encoder_decoder_folder
     from .huggingface import export_huggingface_llm
+    from .vision_language import export_vision_language, is_vision_language_folder
 
     try:
+        if is_vision_language_folder(options.hf):
+            return _export_vision_language(options, specs, compression, export_vision_language)
         if is_encoder_decoder_folder(options.hf):
             for flag in ("static_shape", "one_token_model", "paged_attention"):
                 if getattr(options, flag):
@@ -589,6 +592,27 @@ def _export_huggingface(
         )
     except (ImportError, FileNotFoundError) as error:
         raise SystemExit(str(error)) from None
+
+
+def _export_vision_language(
+    options: argparse.Namespace, specs: List[CompileSpec], compression: Optional[Dict[str, Any]], export: Any
+) -> ExecutorchProgramManager:
+    for flag in ("static_shape", "one_token_model", "paged_attention", "max_source_len"):
+        if getattr(options, flag):
+            raise SystemExit(f"--{flag.replace('_', '-')} does not apply to a vision-language model's export")
+    if compression and compression.get("dataset") is not None:
+        raise SystemExit(
+            "--dataset: data-aware compression of vision-language models is not supported; compress "
+            "them data-free (--weight-compression alone)"
+        )
+    return export(
+        options.hf,
+        max_seq_len=options.max_seq_len,
+        compile_specs=specs,
+        weight_compression=compression,
+        bos_id=options.bos_id,
+        eos_ids=options.eos_id,
+    )
 
 
 def _hf_calibration(options: argparse.Namespace, compression: Dict[str, Any]) -> Dict[str, Any]:

@@ -195,8 +195,12 @@ class HuggingFaceDecoder(torch.nn.Module):
         return rows[None, None]
 
     def forward(self, tokens: torch.Tensor, options: Mapping[str, torch.Tensor]) -> torch.Tensor:
-        input_pos = options["input_pos"]
-        count = tokens.shape[1]
+        return self._logits({"input_ids": tokens}, tokens.shape[1], options["input_pos"])
+
+    def _logits(self, inputs: Dict[str, torch.Tensor], count: int, input_pos: torch.Tensor) -> torch.Tensor:
+        """The logits of the last of `count` positions the model takes as `inputs` (its
+        tokens or their embeddings), from ``input_pos[0]`` on (dynamic shape) or at
+        ``input_pos`` (one token a call)."""
         start = None
         if self.dynamic_shape:
             start = input_pos[0].item()
@@ -210,7 +214,7 @@ class HuggingFaceDecoder(torch.nn.Module):
         extra = {"logits_to_keep": 1} if self._keeps_last_logits else {}
         try:
             output = self.model(
-                input_ids=tokens,
+                **inputs,
                 attention_mask=attention_mask,
                 position_ids=self._positions[None],
                 past_key_values=self.cache,
@@ -220,6 +224,19 @@ class HuggingFaceDecoder(torch.nn.Module):
         finally:
             self._positions = None
         return output.logits[:, -1, :]
+
+
+class EmbeddingsDecoder(HuggingFaceDecoder):
+    """The decoder called as ExecuTorch's MultimodalRunner calls its ``text_decoder``:
+    ``decoder(embeddings [1, n, hidden], cache_position [n])`` -> logits of the last position,
+    the positions from ``cache_position[0]`` on (a prompt's tokens, an image's embeddings,
+    then one token a call)."""
+
+    def __init__(self, model: torch.nn.Module, max_seq_len: int) -> None:
+        super().__init__(model, max_seq_len, dynamic_shape=True)
+
+    def forward(self, embeddings: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        return self._logits({"inputs_embeds": embeddings}, embeddings.shape[1], cache_position)
 
 
 def _layer_types_and_windows(name: str, config: Any) -> Tuple[List[str], Dict[str, Optional[int]]]:

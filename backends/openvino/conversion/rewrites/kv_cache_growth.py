@@ -158,10 +158,12 @@ def _match(assign: ov.Node) -> Optional[_CacheWrite]:
     if not indices_shape[1].is_static or indices_shape[1].get_length() != 1:
         return None
     parameter_shape = positions.parameter.get_output_partial_shape(0)
-    if not parameter_shape.is_static or parameter_shape.rank.get_length() != 1:
+    if parameter_shape.rank.is_dynamic or parameter_shape.rank.get_length() != 1:
         return None
-    if positions.counted is not None and parameter_shape[0].get_length() != 1:
-        return None  # the first position only, or the count would be ambiguous
+    if positions.counted is None and not parameter_shape.is_static:
+        return None  # the count is the positions' own length, which must be known
+    # Counted from the tokens, the positions input holds the first position or lists them
+    # all (MultimodalRunner's cache_position [n]): the runtime checks that they follow on.
     if scatter.input_value(2).get_partial_shape().rank.is_dynamic:
         return None
     attention = _attention_reading(back.output(0), exclude=assign)

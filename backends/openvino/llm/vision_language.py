@@ -1,0 +1,197 @@
+"""Exports a Hugging Face vision-language model (LLaVA) to the layout ExecuTorch's
+``MultimodalRunner`` loads, every method whole in OpenVINO:
+
+- ``vision_encoder(pixel_values [1, 3, H, W])``: the vision tower and the projector,
+  to the image's embeddings ``[1, image tokens, hidden]``;
+- ``token_embedding(token_ids [1, n])``: the text embeddings, ``n`` dynamic;
+- ``text_decoder(embeddings [1, n, hidden], cache_position [n])``: the logits of the
+  last position, the KV cache as OpenVINO state that grows inside the delegate
+  (huggingface.py's ``EmbeddingsDecoder``, the same cache as for text LLMs);
+- the constant methods the runner reads.
+
+The runner embeds the prompt's text with ``token_embedding``, the image with
+``vision_encoder`` in place of the processor's run of image tokens, and prefills each
+part with ``text_decoder`` in order, then decodes one token a call. A weight two
+methods read (an embedding table tied to the output projection) is stored once
+(partition/shared_weights.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+import torch
+from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
+from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+from ..compile_specs import parse_compile_specs, with_defaults
+from ..partitioner import OpenvinoPartitioner
+from .export import (
+    check_compression,
+    compile_specs_for_compressed_weights,
+    compressed_module,
+    compression_settings,
+    modules_in_eval_mode,
+)
+from .huggingface import EmbeddingsDecoder, configured_bos_id, configured_eos_ids, require_transformers
+
+logger = logging.getLogger(__name__)
+
+#: The method names MultimodalRunner loads.
+VISION_METHOD = "vision_encoder"
+EMBEDDING_METHOD = "token_embedding"
+DECODER_METHOD = "text_decoder"
+
+
+def is_vision_language_folder(folder: Union[str, Path]) -> bool:
+    """Whether a model folder's config has a vision tower beside its text model."""
+    transformers = require_transformers()
+    if not (Path(folder) / "config.json").is_file():
+        return False
+    config = transformers.AutoConfig.from_pretrained(Path(folder))
+    return getattr(config, "vision_config", None) is not None and getattr(config, "text_config", None) is not None
+
+
+def load_vision_language(folder: Union[str, Path], dtype: torch.dtype = torch.float32) -> torch.nn.Module:
+    """Builds an image-text-to-text model with transformers from a local folder, downloading nothing."""
+    transformers = require_transformers()
+    folder = Path(folder)
+    if not (folder / "config.json").is_file():
+        raise FileNotFoundError(f"{folder}: no config.json; give the folder of a Hugging Face model")
+    return transformers.AutoModelForImageTextToText.from_pretrained(
+        folder, local_files_only=True, dtype=dtype, attn_implementation="sdpa"
+    ).eval()
+
+
+class VisionEncoder(torch.nn.Module):
+    """The model's image features, projector included, for one image: ``[1, tokens, hidden]``."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, pixel_values: torch.Tensor) -> torch.Tensor:
+        output = self.model.get_image_features(pixel_values=pixel_values)
+        features = getattr(output, "pooler_output", output)
+        if isinstance(features, (list, tuple)):
+            features = features[0]
+        return features if features.dim() == 3 else features[None]
+
+
+class TokenEmbedding(torch.nn.Module):
+    """The model's input embeddings of token ids (scaled where the model scales them)."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.embedding = model.get_input_embeddings()
+
+    def forward(self, token_ids: torch.Tensor) -> torch.Tensor:
+        return self.embedding(token_ids)
+
+
+def image_size(model: torch.nn.Module) -> int:
+    """The side of the square images the vision tower takes."""
+    size = getattr(model.config.vision_config, "image_size", None)
+    if not isinstance(size, int):
+        raise ValueError(f"{type(model).__name__}: its vision config gives no image_size")
+    return size
+
+
+def runner_metadata(model: torch.nn.Module, max_seq_len: int, bos_id: int, eos_ids: Sequence[int]) -> Dict[str, Any]:
+    """The constant methods MultimodalRunner reads."""
+    text = model.config.get_text_config()
+    return {
+        "get_max_seq_len": max_seq_len,
+        "get_max_context_len": max_seq_len,
+        "get_vocab_size": text.vocab_size,
+        "get_n_layers": text.num_hidden_layers,
+        "use_kv_cache": True,
+        "enable_dynamic_shape": True,
+        "get_bos_id": bos_id,
+        "get_eos_ids": list(eos_ids),
+    }
+
+
+def export_vision_language(
+    model: Union[str, Path, torch.nn.Module],
+    *,
+    max_seq_len: int = 512,
+    compile_specs: Optional[List[CompileSpec]] = None,
+    weight_compression: Union[str, Mapping[str, Any], None] = None,
+    dtype: torch.dtype = torch.float32,
+    bos_id: Optional[int] = None,
+    eos_ids: Optional[Sequence[int]] = None,
+) -> ExecutorchProgramManager:
+    """Exports a vision-language model for ExecuTorch's MultimodalRunner, lowered to OpenVINO.
+
+    Args:
+        model: a local model folder (config.json with a vision config, weights) or a
+            loaded ``transformers`` model (``LlavaForConditionalGeneration``...).
+        max_seq_len: positions the KV cache holds: the prompt's tokens, the image's
+            embeddings and the generated tokens.
+        compile_specs: from ``openvino_compile_specs(...)``.
+        weight_compression: as :func:`~executorch_openvino.llm.export.export_llm`'s
+            (data-free), applied to every method.
+        dtype: the dtype a folder's weights are loaded in.
+        bos_id, eos_ids: recorded for the runner; by default the model's generation
+            config's (else its config's).
+
+    Example::
+
+        program = export_vision_language("llava-folder", max_seq_len=1024)
+        Path("llava.pte").write_bytes(program.buffer)
+    """
+    if not isinstance(model, torch.nn.Module):
+        model = load_vision_language(model, dtype)
+    options = parse_compile_specs(compile_specs)
+    if options.one_token_model or options.paged_attention:
+        raise ValueError("export_vision_language: one_token_model and paged_attention are for text LLMs")
+    if max_seq_len < 2:
+        raise ValueError(f"export_vision_language: max_seq_len is {max_seq_len}; the cache needs 2 positions or more")
+    compression = check_compression(compression_settings(weight_compression)) if weight_compression else None
+    specs = with_defaults(compile_specs_for_compressed_weights(compile_specs, compression))
+    bos = configured_bos_id(model) if bos_id is None else int(bos_id)
+    eos = configured_eos_ids(model) if eos_ids is None else [int(token) for token in eos_ids]
+    with torch.no_grad(), modules_in_eval_mode(model):
+        programs = _exported_methods(model, max_seq_len)
+        if compression:
+            programs = {name: _compressed_again(program, compression) for name, program in programs.items()}
+        edge = to_edge_transform_and_lower(
+            {name: program for name, (program, _, _) in programs.items()},
+            # One partitioner for every method: it sees which weights two of them read.
+            partitioner=[OpenvinoPartitioner(specs)],
+            constant_methods=runner_metadata(model, max_seq_len, bos, eos),
+        )
+    return edge.to_executorch()
+
+
+def _exported_methods(model: torch.nn.Module, max_seq_len: int) -> Dict[str, tuple]:
+    """Each method exported with ``strict=True``: (program, example, dynamic shapes)."""
+    size = image_size(model)
+    vision, embedding = VisionEncoder(model), TokenEmbedding(model)
+    pixels = torch.zeros(1, 3, size, size, dtype=next(model.parameters()).dtype)
+    vision(pixels)  # transformers installs its output hooks on the first call, before export
+    tokens = torch.ones(1, 4, dtype=torch.long)
+    embeddings = embedding(tokens)
+    sequence = torch.export.Dim("sequence", min=1, max=max_seq_len - 1)
+    examples = {
+        VISION_METHOD: (vision, (pixels,), None),
+        EMBEDDING_METHOD: (embedding, (tokens,), ({1: sequence},)),
+        DECODER_METHOD: (
+            EmbeddingsDecoder(model, max_seq_len),
+            (embeddings, torch.arange(4)),
+            ({1: sequence}, {0: sequence}),
+        ),
+    }
+    return {
+        name: (torch.export.export(module, example, dynamic_shapes=dims, strict=True), example, dims)
+        for name, (module, example, dims) in examples.items()
+    }
+
+
+def _compressed_again(method: tuple, compression: Mapping[str, Any]) -> tuple:
+    program, example, dims = method
+    module = compressed_module(program, dict(compression))
+    return torch.export.export(module, example, dynamic_shapes=dims), example, dims
