@@ -112,13 +112,22 @@ def config():
     return GenerationConfig(max_new_tokens=NEW_TOKENS, temperature=0.0, echo=False)
 
 
-def test_each_method_runs_whole_in_openvino(llava):
+def test_each_method_runs_whole_in_openvino_and_the_decoders_cache_grows(llava):
+    """The decoder's positions come listed (``cache_position [n]``); its KV cache still
+    grows inside the delegate, which takes the runner's two inputs alone."""
     from executorch.exir._serialize._program import deserialize_pte_binary
+    from harness import model_in_blob
 
-    plans = {plan.name: plan for plan in deserialize_pte_binary(llava["pte"].read_bytes()).program.execution_plan}
+    program = deserialize_pte_binary(llava["pte"].read_bytes()).program
+    plans = {plan.name: plan for plan in program.execution_plan}
     for name in ("vision_encoder", "token_embedding", "text_decoder"):
         assert [operator.name for operator in plans[name].operators] == [], name
         assert len(plans[name].delegates) == 1, name
+    [delegate] = plans["text_decoder"].delegates
+    decoder = model_in_blob(bytes(program.backend_delegate_data[delegate.processed.index].data))
+    variables = [op.get_variable_id() for op in decoder.get_ordered_ops() if op.get_type_name() == "ReadValue"]
+    assert len(variables) == 4 and all(variable.endswith(".grown") for variable in variables), variables
+    assert len(decoder.get_parameters()) == 2
 
 
 def test_the_runner_answers_like_transformers_for_two_images_through_generate_hf(llava):
