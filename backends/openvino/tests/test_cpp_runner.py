@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 import torch
 from executorch.exir import ExecutorchBackendConfig, to_edge, to_edge_transform_and_lower
-from executorch.exir.backend.backend_api import to_backend
-from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
+from executorch.exir.lowered_backend_module import LoweredBackendModule
 from executorch.exir.passes import MemoryPlanningPass
 from executorch_openvino import OpenvinoPartitioner
 from harness import _CallsLowered, lower
@@ -153,16 +152,13 @@ def test_runner_gives_memory_to_outputs_the_program_left_unplanned(tmp_path):
 
 
 def test_runner_names_a_program_made_for_the_older_openvino_backend(tmp_path):
-    class OpenvinoBackend(BackendDetails):
-        """Stands in for ExecuTorch's older OpenVINO backend: to_backend finds it by
-        its class name, and the program records only that id."""
-
-        @staticmethod
-        def preprocess(edge_program, compile_specs):
-            return PreprocessResult(processed_bytes=b"")
-
+    # The program records only the backend id of ExecuTorch's older OpenVINO backend. It is
+    # built directly: to_backend would pick whichever "OpenvinoBackend" class was imported first,
+    # and the wheel's own one compiles with OpenVINO.
     edge = to_edge(torch.export.export(torch.nn.ReLU(), (torch.randn(2, 3),)))
-    lowered = to_backend("OpenvinoBackend", edge.exported_program(), [])
+    lowered = LoweredBackendModule(
+        edge_program=edge.exported_program(), backend_id="OpenvinoBackend", processed_bytes=b"", compile_specs=[]
+    )
     program = to_edge(torch.export.export(_CallsLowered(lowered), (torch.randn(2, 3),))).to_executorch()
     (tmp_path / "older.pte").write_bytes(program.buffer)
     result = run(tmp_path / "older.pte", check=False)
