@@ -5,6 +5,8 @@ is refused with an error, never computed over the wrong positions."""
 
 import copy
 
+import numpy as np
+import openvino as ov
 import pytest
 import torch
 from executorch_openvino.conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME
@@ -252,6 +254,27 @@ def test_dynamic_length_cache_appends_keys_and_values_without_the_index_put_broa
     assert len(appends) == 4  # keys and values of 2 layers
     for append in appends:
         assert "Broadcast" not in ops_before(append.input_value(1), 4)
+
+
+def test_repeated_kv_heads_take_the_grown_length(dynamic_program):
+    # The repeat of grouped KV heads (unsqueeze, expand, reshape) was exported with the
+    # static cache's length in its target shapes. The CPU plugin fuses it into attention;
+    # run as written, as another device may, it failed on a prompt of 3 tokens.
+    [model] = dynamic_program.openvino_models()
+    attention = [op for op in model.get_ops() if op.get_type_name() == "ScaledDotProductAttention"]
+    repeated = [op.input_value(index) for op in attention for index in (1, 2)]
+    assert all(value.get_partial_shape()[2].is_dynamic for value in repeated)
+    unfused = ov.Model(repeated, model.get_sinks(), model.get_parameters())
+    request = ov.Core().compile_model(unfused, "CPU").create_infer_request()
+    request.infer([np.array([[5, 17, 3]]), np.array([0])])
+    assert list(request.get_output_tensor(0).shape) == [1, 6, 3, 48]
+
+
+def test_the_cpu_plugin_still_fuses_the_grown_cache_with_attention(dynamic_program):
+    [model] = dynamic_program.openvino_models()
+    request = ov.Core().compile_model(model, "CPU", {"PERF_COUNT": True}).create_infer_request()
+    request.infer([np.array([[5, 17, 3]]), np.array([0])])
+    assert "ScaledDotProductAttentionWithKVCache" in {layer.node_type for layer in request.profiling_info}
 
 
 def test_dynamic_length_grown_cache_prefills_and_decodes_like_eager(dynamic_program, dynamic_llama):

@@ -391,6 +391,7 @@ def _append(model: ov.Model, write: _CacheWrite, beam: ov.Node) -> None:
     empty = ov.Tensor(element_type, ov.Shape([0 if i == write.axis else size for i, size in enumerate(shape)]))
     past = ov.op.read_value(ov.op.Constant(empty), variable)
     cache = ov_ops.concat([ov_ops.gather(past, beam, 0), _values_in_cache_layout(write, element_type)], write.axis)
+    _repeat_heads_at_any_length(write.assign.input_value(0), write.axis, write.length)
     written = write.assign.input_value(0)
     for target in list(written.get_target_inputs()):
         if target.get_node() is not write.assign:
@@ -401,6 +402,91 @@ def _append(model: ov.Model, write: _CacheWrite, beam: ov.Node) -> None:
     model.add_sinks([append])
     # What still reads the old cache reads only its shape: its initial value has it.
     write.read.output(0).replace(write.read.input_value(0))
+
+
+def _repeat_heads_at_any_length(written: ov.Output, axis: int, length: int) -> None:
+    """Frees the cache's length in the head repeats between the cache and attention.
+
+    transformers' ``repeat_kv`` (unsqueeze, expand, reshape) was exported with the static
+    cache's length in the target shapes of its Broadcast and Reshape. The CPU plugin fuses
+    the repeats into its attention kernel and never runs them; anything that does run them
+    (another device, or a fusion that does not match) would fail on a grown cache of
+    another length. Each such length becomes the grown cache's own: a bidirectional
+    Broadcast to 1 along it, a Reshape to -1 along it. `written` is what the old cache
+    fed into attention; `axis` its position axis."""
+    pending = [(target, axis) for target in written.get_target_inputs()]
+    while pending:
+        target, at = pending.pop()
+        node = target.get_node()
+        if node.get_type_name() not in _HEAD_REPEAT_OPS or target.get_index() != 0:
+            continue
+        if node.get_type_name() == "Unsqueeze":
+            out_at = _axis_after_unsqueeze(node, at)
+        elif node.get_type_name() == "Broadcast":
+            node, out_at = _broadcast_at_any_length(node, at, length)
+        elif node.get_type_name() == "Reshape":
+            out_at = _reshape_at_any_length(node, at, length)
+        else:
+            out_at = at
+        if out_at is not None:
+            pending.extend((next_target, out_at) for next_target in node.output(0).get_target_inputs())
+
+
+def _folded_values(output: ov.Output) -> Optional[List[int]]:
+    """The integers a shape input holds before running: a Constant, through Convert and Abs
+    (the frontend's expand takes the absolute value of its sizes)."""
+    node = _skip_converts(output.get_node(), ("Convert", "Abs"))
+    if node.get_type_name() != "Constant":
+        return None
+    values = [int(v) for v in node.get_vector()]
+    return [abs(v) for v in values] if output.get_node().get_type_name() == "Abs" else values
+
+
+def _axis_after_unsqueeze(node: ov.Node, axis: int) -> Optional[int]:
+    inserted = _folded_values(node.input_value(1))
+    if inserted is None:
+        return None
+    rank = node.get_output_partial_shape(0).rank.get_length()
+    kept = [i for i in range(rank) if i not in {a % rank for a in inserted}]
+    return kept[axis]
+
+
+def _broadcast_at_any_length(node: ov.Node, axis: int, length: int) -> tuple:
+    """A Broadcast to a constant shape of `length` along `axis` becomes a bidirectional one
+    to 1 there, which keeps the input's length and, where the old one was valid, gives the
+    same result. Returns the node now in its place and the axis in its output."""
+    target = _folded_values(node.input_value(1))
+    mode = node.get_attributes().get("mode", "").lower()
+    if target is None or node.get_input_size() != 2 or mode not in ("numpy", "bidirectional"):
+        return node, None
+    out_axis = axis + len(target) - node.get_input_partial_shape(0).rank.get_length()
+    if target[out_axis] != length:
+        return node, out_axis
+    target[out_axis] = 1
+    free = ov_ops.broadcast(
+        node.input_value(0), ov_ops.constant(np.array(target, np.int64)), broadcast_spec="BIDIRECTIONAL"
+    )
+    free.set_friendly_name(node.get_friendly_name())
+    node.output(0).replace(free.output(0))
+    return free, out_axis
+
+
+def _reshape_at_any_length(node: ov.Node, axis: int, length: int) -> Optional[int]:
+    """A Reshape to a constant shape that keeps `length` whole, with the sizes before and
+    after it, takes -1 there. Returns the axis in its output, or None where the length is
+    not kept whole."""
+    target = _folded_values(node.input_value(1))
+    shape = node.get_input_partial_shape(0)
+    if target is None or -1 in target or 0 in target or not shape.is_static:
+        return None
+    sizes = [dimension.get_length() for dimension in shape]
+    before = int(np.prod(sizes[:axis]))
+    for index, size in enumerate(target):
+        if size == length and int(np.prod(target[:index])) == before:
+            target[index] = -1
+            node.input(1).replace_source_output(ov_ops.constant(np.array(target, np.int64)).output(0))
+            return index
+    return None
 
 
 def _values_in_cache_layout(write: _CacheWrite, element_type: ov.Type) -> ov.Output:
