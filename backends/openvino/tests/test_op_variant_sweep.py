@@ -20,15 +20,11 @@ dtypes and shapes always. What is left is mostly cost by graph size: bicubic and
 trilinear interpolation decompose into 150-200 nodes a case, and their 12 cases take
 nearly half of this file's time.
 
-Counts: a scratch runner lowered each case alone (loaded once, inputs of seeds 1 and
-2, the tolerances above) against the package as installed on 2026-12-01, with the
-fixes for var's default correction, negative indices in x[i, j], embedding_bag's
-padding_idx, reflect padding, ceil-mode avg_pool, divisor_override and
-include_last_offset: of 410 cases, 370 ok, 0 wrong, 0 failing to lower, and 40 that
-run nowhere. Those 40 are sweep_cases.RUNS_NOWHERE: OpenVINO does not take their op
-and ExecuTorch's portable kernels lack it too, so their programs lower (the op on
-the CPU) but fail to load with OperatorMissing. test_runs_nowhere_stays_on_cpu
-lowers them without loading and checks that their op stayed on the CPU.
+What runs nowhere: the cases of sweep_cases.RUNS_NOWHERE lower with their op left
+on the CPU, but their programs cannot load (OperatorMissing), because OpenVINO does
+not take the op and ExecuTorch's portable kernels lack it too; each entry says why.
+test_runs_nowhere_stays_on_cpu lowers them without loading and checks that their op
+stayed on the CPU. Every other case runs in the delegate.
 """
 
 from __future__ import annotations
