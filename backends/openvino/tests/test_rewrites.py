@@ -368,6 +368,40 @@ def test_products_kept_per_sequence_are_not_joined_with_their_siblings():
     assert op_types(model).count("MatMul") == 4
 
 
+def viewed_cross_attention():
+    """cross_attention_like with ExecuTorch's linear layers: both projections read one
+    [n, 8] view of the encoder's output and view their products back."""
+    encoder = ops.parameter([1, 6, 8], np.float32, name="encoder_hidden_states")
+    query = ops.parameter([1, 1, 8], np.float32, name="query")
+    positions = ops.parameter([1], np.int64, name="positions")
+    positions.output(0).get_tensor().add_names({f"{CACHE_POSITIONS_NAME}.max=8"})
+    rng = np.random.default_rng(0)
+    view = ops.reshape(encoder, [-1, 8], False)
+    keys, values = (
+        ops.reshape(ops.matmul(view, rng.normal(size=(4, 8)).astype(np.float32), False, True), [1, 6, 4], False)
+        for _ in range(2)
+    )
+    scores = ops.softmax(ops.matmul(ops.reshape(query, [1, 2, 4], False), keys, False, True), -1)
+    return ov.Model([ops.matmul(scores, values, False, False)], [encoder, query, positions])
+
+
+def test_a_view_every_projection_reads_moves_after_each_projection():
+    # Left shared, the view stays outside the ReadValues, and the CPU plugin runs it, with
+    # its conversion to bf16, at every call.
+    model = viewed_cross_attention()
+    assert keep_per_sequence_values(model, ["encoder_hidden_states"]) == 2
+    encoder = model.get_parameters()[0]
+    readers = [target.get_node() for target in encoder.output(0).get_target_inputs()]
+    assert [node.get_type_name() for node in readers] == ["MatMul", "MatMul"]
+    request = ov.compile_model(model, "CPU", CPU_AT_F32).create_infer_request()
+    want = ov.compile_model(viewed_cross_attention(), "CPU", CPU_AT_F32).create_infer_request()
+    for seed in (1, 2):
+        inputs = [np.random.default_rng(seed).normal(size=shape).astype(np.float32) for shape in ((1, 6, 8), (1, 1, 8))]
+        request.reset_state()
+        got = request.infer([*inputs, np.zeros(1, np.int64)])[0]
+        np.testing.assert_allclose(got, want.infer([*inputs, np.zeros(1, np.int64)])[0], rtol=1e-5, atol=1e-6)
+
+
 def attention_with_boolean_mask():
     query, key, value = (ops.parameter([1, 2, 6, 8], np.float32) for _ in range(3))
     keep = ops.constant(np.tril(np.ones((6, 6), bool)))
