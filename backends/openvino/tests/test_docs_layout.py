@@ -6,7 +6,8 @@ then a description; a folder's line may name files it holds, as words ending in 
 .cpp or .h. ``tests/`` is named as a folder only, and ``__init__.py`` files may be left
 out. The tests compare that block with the files git tracks, and check that every
 relative link in README.md, docs/*.md and backends/openvino/README.md reaches a file,
-and a heading when it names one.
+and a heading when it names one. README.md and docs/*.md state no dates, except
+docs/performance.md, which dates each benchmark's run.
 """
 
 from __future__ import annotations
