@@ -6,7 +6,8 @@ then a description; a folder's line may name files it holds, as words ending in 
 .cpp or .h. ``tests/`` is named as a folder only, and ``__init__.py`` files may be left
 out. The tests compare that block with the files git tracks, and check that every
 relative link in README.md, docs/*.md and backends/openvino/README.md reaches a file,
-and a heading when it names one.
+and a heading when it names one. README.md and docs/*.md state no dates, except
+docs/performance.md, which dates each benchmark's run.
 """
 
 from __future__ import annotations
@@ -203,3 +204,50 @@ def broken_links(document: Path) -> List[str]:
 def test_relative_links_reach_a_file_and_heading(document):
     broken = broken_links(document)
     assert not broken, f"links in {document.relative_to(REPO_ROOT)} that lead nowhere:\n" + "\n".join(broken)
+
+
+# An ISO date: 2026-12-04, or a month such as 2026-12; not part of a longer number or a version.
+ISO_DATE = re.compile(r"(?<![\w.-])(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?(?![\d-])")
+# A file name or path that holds a date, such as benchmarks/results/seq2seq-2026-12-06.md.
+DATED_FILE_NAME = re.compile(r"[\w./-]*\d{4}-\d\d(?:-\d\d)?[\w./-]*\.[A-Za-z]+\b")
+# The one page that gives its figures with the day they were measured on.
+DATED_PAGE = "performance.md"
+
+
+def undated_documents() -> List[Path]:
+    return [
+        REPO_ROOT / "README.md",
+        *(path for path in sorted((REPO_ROOT / "docs").glob("*.md")) if path.name != DATED_PAGE),
+    ]
+
+
+def stated_dates(text: str) -> List[str]:
+    """The lines that state an ISO date once link targets and file names are left out."""
+    found: List[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if REFERENCE_LINK.match(line):
+            continue
+        kept = INLINE_LINK.sub(lambda link: link.group(0)[: link.start(1) - link.start(0)], line)
+        kept = DATED_FILE_NAME.sub("", kept)
+        dates = ISO_DATE.findall(kept)
+        if dates:
+            found.append(f"line {number}: {', '.join(dates)}: {line.strip()}")
+    return found
+
+
+@pytest.mark.parametrize("document", undated_documents(), ids=lambda path: str(path.relative_to(REPO_ROOT)))
+def test_docs_state_no_dates(document):
+    """README.md and docs/ state how things are, in the present tense; only docs/performance.md dates its runs.
+
+    A run's date belongs to its file in benchmarks/results/ (history in history-2026-12.md), so
+    a page that dates a fact is a lab notebook that goes stale. A date inside a link's target
+    or a file name (``[results](../benchmarks/results/seq2seq-2026-12-06.md)``,
+    ``history-2026-12.md``) names a file and is allowed; any other ISO date (2026-12-04, or
+    a month such as 2026-12), in prose, tables or code blocks, fails. Versions such as
+    2026.4.1 are not dates.
+    """
+    dates = stated_dates(document.read_text(encoding="utf-8"))
+    assert not dates, (
+        f"{document.relative_to(REPO_ROOT)} states dates; say it in the present tense or link to the dated results:\n"
+        + "\n".join(dates)
+    )
