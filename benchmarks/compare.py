@@ -36,7 +36,7 @@ one. The parent pools the rounds, prints the tables and writes benchmarks/result
 (child logs and .pte files in benchmarks/results/compare/).
 
 Threads: every child except eager sets OMP_WAIT_POLICY=PASSIVE before importing torch and
-calls torch.set_num_threads(1) (torch then only converts inputs and outputs, see _common.py);
+calls torch.set_num_threads(1) (torch then only converts inputs and outputs, see bench.py);
 XNNPACK runs on ExecuTorch's own threadpool and OpenVINO on its own threads, whose counts are
 reported. The eager child leaves both at torch's defaults.
 
@@ -72,7 +72,7 @@ def _child_engine(argv: list) -> str | None:
 
 
 if _child_engine(sys.argv) not in (None, "eager"):
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"  # before torch is imported: see _common.py
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"  # before torch is imported: see bench.py
 
 import torch  # noqa: E402
 
@@ -93,22 +93,14 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: E402
 
-import _common  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-from models import Mlp, SmallCnn, Tiny, TransformerBlock  # noqa: E402
+from common import bench  # noqa: E402
+from common.small_models import MODELS, build  # noqa: E402
 
 RESULTS_DIR = Path(__file__).parent / "results"
 RESULTS = RESULTS_DIR / "compare.json"
 WORK_DIR = RESULTS_DIR / "compare"
 logger = logging.getLogger("benchmarks.compare")
 
-MODELS: Dict[str, Tuple[str, Callable[[], torch.nn.Module], Callable[[], Tuple[torch.Tensor, ...]]]] = {
-    "mlp": ("MLP 4 x Linear(1024), batch 64", lambda: Mlp(width=1024, layers=4), lambda: (torch.randn(64, 1024),)),
-    "cnn": ("SmallCnn, 1 x 3 x 224 x 224", lambda: SmallCnn(), lambda: (torch.randn(1, 3, 224, 224),)),
-    "transformer": ("TransformerBlock dim 64, seq 128", lambda: TransformerBlock(), lambda: (torch.randn(1, 128, 64),)),
-    "tiny": ("Tiny: x + y, 1 x 16", lambda: Tiny(), lambda: (torch.randn(1, 16), torch.randn(1, 16))),
-}
 # Each of ours right before the OpenVINO run it is compared with, so that in every round
 # (the order rotates) the two run within a fraction of a second of each other.
 ENGINES = ("eager", "xnnpack", "ours-f32", "openvino-f32", "ours-f32-exec", "ours-bf16", "openvino-bf16", "et-portable")
@@ -122,13 +114,6 @@ WARMUP_CALLS, WARMUP_S = 20, 0.3  # first round
 ROUND_WARMUP_CALLS, ROUND_WARMUP_S = 5, 0.05  # later rounds
 MIN_CALLS_PER_ROUND, MAX_CALLS_PER_ROUND = 10, 10000
 CHILD_TIMEOUT_S = 600
-
-
-def build(model_name: str) -> Tuple[torch.nn.Module, Tuple[torch.Tensor, ...]]:
-    _, make_module, make_inputs = MODELS[model_name]
-    torch.manual_seed(0)
-    module = make_module().eval()
-    return module, make_inputs()
 
 
 def precision_of(engine: str) -> str:
@@ -200,11 +185,11 @@ def prepare_pte(
     from executorch.runtime import Runtime
 
     tiny, tiny_inputs = build("tiny")
-    _common.lower(tiny, tiny_inputs, partitioners_for(engine))  # one-off initialization, untimed
+    bench.lower(tiny, tiny_inputs, partitioners_for(engine))  # one-off initialization, untimed
     start = time.perf_counter()
-    manager = _common.lower(module, inputs, partitioners_for(engine))
+    manager = bench.lower(module, inputs, partitioners_for(engine))
     info["lowering_s"] = time.perf_counter() - start
-    delegates, cpu_ops = _common.delegate_ids(manager), _common.cpu_ops(manager)
+    delegates, cpu_ops = bench.delegate_ids(manager), bench.cpu_ops(manager)
     backend = expected_backend(engine)
     if backend is not None and backend not in delegates:
         raise RuntimeError(f"nothing of {model_name} was delegated to {backend}")
@@ -360,13 +345,13 @@ def child(model_name: str, engine: str, budget_s: float, loads_per_round: int) -
     module, inputs = build(model_name)
     with torch.no_grad():
         expected = module(*inputs)
-    info: Dict[str, Any] = {"model": model_name, "engine": engine, "environment": _common.environment()}
+    info: Dict[str, Any] = {"model": model_name, "engine": engine, "environment": bench.environment()}
     cache_dir = tempfile.mkdtemp(prefix=f"compare_cache_{engine}_")
     # Eager runs under inference_mode from here on, so that the call itself does not enter it.
     with torch.inference_mode() if engine == "eager" else contextlib.nullcontext():
         try:
             prepared = prepare(model_name, engine, info, cache_dir)
-            info["max_rel_err"] = _common.max_rel_err(prepared.output().clone(), expected)
+            info["max_rel_err"] = bench.max_rel_err(prepared.output().clone(), expected)
             print(json.dumps({"ready": True, **info}), flush=True)
             rounds = 0
             while True:
@@ -374,7 +359,7 @@ def child(model_name: str, engine: str, budget_s: float, loads_per_round: int) -
                 if command == "round":
                     loads = {kind: [load() for _ in range(loads_per_round)] for kind, load in prepared.loads.items()}
                     first = rounds == 0
-                    timing, warmup = _common.measure_for(
+                    timing, warmup = bench.measure_for(
                         prepared.call,
                         budget_s,
                         min_warmup=WARMUP_CALLS if first else ROUND_WARMUP_CALLS,
@@ -388,7 +373,7 @@ def child(model_name: str, engine: str, budget_s: float, loads_per_round: int) -
                     )
                 elif command == "done" or not command:  # "" when the parent is gone
                     # The output after all the timed calls must still be right.
-                    error = _common.max_rel_err(prepared.output().clone(), expected)
+                    error = bench.max_rel_err(prepared.output().clone(), expected)
                     print(json.dumps({"max_rel_err_after_timing": error}), flush=True)
                     break
                 else:
@@ -513,7 +498,7 @@ def run_model(model_name: str, engines: List[str], args: argparse.Namespace) -> 
         if child_.ok:
             try:
                 child_.process.wait(timeout=CHILD_TIMEOUT_S)
-                timing = _common.Timing(child_.samples)
+                timing = bench.Timing(child_.samples)
                 child_.result["latency"] = {
                     **timing.summary(),
                     "warmup_calls": child_.warmup,
@@ -534,9 +519,9 @@ def run_cpp_overhead(model_names: List[str], args: argparse.Namespace) -> Dict[s
 
     Returns {model: {precision: figures or {"error": why}}}, or {"skipped": why}.
     """
-    import call_overhead
+    from common import cpp_runner
 
-    runner = call_overhead.build_runner()
+    runner = cpp_runner.build_runner()
     if isinstance(runner, str):
         logger.warning("C++ call overhead not measured: %s", runner)
         return {"skipped": runner}
@@ -547,7 +532,7 @@ def run_cpp_overhead(model_names: List[str], args: argparse.Namespace) -> Dict[s
             if not pte.exists():
                 continue
             try:
-                figures = call_overhead.measure(runner, pte, precision, args.rounds, 1000 * args.budget / args.rounds)
+                figures = cpp_runner.measure(runner, pte, precision, args.rounds, 1000 * args.budget / args.rounds)
             except (RuntimeError, subprocess.TimeoutExpired, ValueError) as error:
                 logger.error("C++ call overhead of %s at %s failed: %s", model_name, precision, error)
                 figures = {"error": str(error)}
@@ -595,7 +580,7 @@ def print_cpp_overhead(cpp: Dict[str, Any], derived: Dict[str, Dict[str, Any]]) 
                 f"{figures['max_rel_diff']:.1g}",
             ]
         rows.append(row)
-    _common.print_table(
+    bench.print_table(
         [
             "model",
             "ours f32",
@@ -705,7 +690,7 @@ def report(
         f"{args.rounds} interleaved rounds, each configuration in its own process)"
     )
     print(
-        f"CPU: {env.get('cpu', _common.cpu_model())} ({env.get('cores', os.cpu_count())} cores; "
+        f"CPU: {env.get('cpu', bench.cpu_model())} ({env.get('cores', os.cpu_count())} cores; "
         f"flags {cpu_flags()}); OpenVINO {env.get('openvino')}, torch {env.get('torch')}, "
         f"ExecuTorch {env.get('executorch')}, executorch-openvino {env.get('executorch_openvino')}"
     )
@@ -746,7 +731,7 @@ def report(
                     f"{max(result['max_rel_err'], result.get('max_rel_err_after_timing', 0.0)):.1e}",
                 ]
             )
-    _common.print_table(
+    bench.print_table(
         ["model", "engine", "median ms", "p10 ms", "p90 ms", "round medians ms", "calls", "max rel err"], rows
     )
 
@@ -852,7 +837,7 @@ def report(
         "(target <= 20 on tiny).\nexec: the same for ours-f32-exec (inputs set once, execute() alone: "
         "without executorch.runtime's input copy and output wrapping)."
     )
-    _common.print_table(
+    bench.print_table(
         [
             "model",
             "ours/OV f32",
@@ -880,11 +865,11 @@ def report(
         "a load down)."
     )
     load_headers = ["model", "ours", "OV model", "OV files", "ours/OV model", "best", "ours/OV files", "best"]
-    _common.print_table(load_headers, load_rows)
+    bench.print_table(load_headers, load_rows)
     print("\nThe same from the model cache a first load wrote (our cache_dir load option, OpenVINO's CACHE_DIR).")
-    _common.print_table(load_headers, cached_load_rows)
+    bench.print_table(load_headers, cached_load_rows)
     print("\nLowering (s): export + lower + to_executorch, f32. XNNPACK load: ms, median. Size of the .pte, KiB.")
-    _common.print_table(["model", "lower XNNPACK", "lower ours", "load XNNPACK", "XNNPACK KiB", "ours KiB"], size_rows)
+    bench.print_table(["model", "lower XNNPACK", "lower ours", "load XNNPACK", "XNNPACK KiB", "ours KiB"], size_rows)
     print_cpp_overhead(cpp, derived)
     return {"environment": env, "threads": threads, "derived": derived}
 
@@ -892,7 +877,7 @@ def report(
 def parent(args: argparse.Namespace) -> int:
     started, load_at_start = time.perf_counter(), load_average()
     WORK_DIR.mkdir(parents=True, exist_ok=True)
-    logger.info("load average at start: %s; CPU %s", load_at_start, _common.cpu_model())
+    logger.info("load average at start: %s; CPU %s", load_at_start, bench.cpu_model())
     all_results: Dict[str, Dict[str, Dict[str, Any]]] = {}
     for model_name in args.models:
         engines = [e for e in args.engines if model_name in ONLY_FOR.get(e, (model_name,))]
@@ -967,7 +952,7 @@ def main() -> int:
         args.rounds = QUICK_ROUNDS if args.quick else ROUNDS
     if args.loads_per_round is None:
         args.loads_per_round = QUICK_LOADS_PER_ROUND if args.quick else LOADS_PER_ROUND
-    _common.setup_logging()
+    bench.setup_logging()
     if args.child:
         WORK_DIR.mkdir(parents=True, exist_ok=True)
         # --budget is the child's per-round budget

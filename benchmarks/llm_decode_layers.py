@@ -39,9 +39,8 @@ from executorch_openvino.llm import export_llm  # noqa: E402
 from executorch_openvino.profiling import layer_metadata  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
-from _common import environment, setup_logging  # noqa: E402
-from models import small_llama  # noqa: E402
+from common.bench import environment, setup_logging  # noqa: E402
+from common.example_models import small_llama  # noqa: E402
 
 
 def export(folder: Path, layers: int, dim: int, context: int, precision: str) -> tuple:

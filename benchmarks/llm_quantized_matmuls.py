@@ -31,26 +31,25 @@ import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 
 import torch
-from _common import environment, print_header, print_table, round_order, setup_logging
-from executorch.runtime import Runtime
-from executorch_openvino import OpenvinoPartitioner
-from llm_engines import ExecutorchEngine, decode_ms, xnnpack_partitioner
-from llm_quantized import (
-    SHAPES,
+from common.bench import environment, print_header, print_table, round_order, setup_logging
+from common.llm import SHAPES, decode_ms, llama_of_shape, xnnpack_partitioner
+from common.llm_engines import ExecutorchEngine
+from common.quantized_llm import (
     XNNPACK_GROUP,
     add_form_argument,
     add_model_arguments,
     export_llm_specs,
-    llama,
     nncf_compressed,
     nncf_settings,
     programs_folder,
     write_pte,
     xnnpack_8da4w,
 )
+from executorch.runtime import Runtime
+from executorch_openvino import OpenvinoPartitioner
 
 
 class MatrixProductsOfAStep(torch.nn.Module):
@@ -205,7 +204,7 @@ def main() -> None:
     ours_specs = export_llm_specs(options.form)
     rows: List[List[object]] = []
     for context in options.contexts:
-        model = llama(options.shape, context, dynamic=False)
+        model = llama_of_shape(options.shape, context, dynamic=False)
         products = MatrixProductsOfAStep(model)
         steps: Dict[str, Callable] = {
             "ours": ExecutorchEngine(

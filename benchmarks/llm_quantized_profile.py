@@ -37,16 +37,10 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
-from llm_quantized import (  # noqa: E402
-    SHAPES,
-    converted_ir,
-    kv_cache_kept_in_slots,
-    llama,
-    nncf_compressed,
-    programs_folder,
-    runtime_config,
-)
+from common.bench import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
+from common.llm import SHAPES, llama_of_shape  # noqa: E402
+from common.llm_engines import runtime_config  # noqa: E402
+from common.quantized_llm import converted_ir, kv_cache_kept_in_slots, nncf_compressed, programs_folder  # noqa: E402
 
 CONFIGS = {
     "ours (default specs)": lambda: runtime_config(),
@@ -124,7 +118,9 @@ def main() -> None:
     path, slots_path = folder / f"ir_{stem}.xml", folder / f"ir_slots_{stem}.xml"
     module = None
     if not path.exists() or (options.slots and not slots_path.exists()):
-        module = nncf_compressed(llama(options.shape, options.context, False), options.form, False, options.context)
+        module = nncf_compressed(
+            llama_of_shape(options.shape, options.context, False), options.form, False, options.context
+        )
     ir = converted_ir(module, path)
     engines = {name: Profiled(ir, make()) for name, make in CONFIGS.items()}
     if options.slots:

@@ -34,8 +34,8 @@ import torch  # noqa: E402
 from executorch.exir import to_edge  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import environment, lower_to_pte, print_header, print_table, round_order, setup_logging  # noqa: E402
-from compare import MODELS, build  # noqa: E402
+from common.bench import environment, lower_to_pte, print_header, print_table, round_order, setup_logging  # noqa: E402
+from common.small_models import MODELS, build  # noqa: E402
 from executorch_openvino.conversion import to_openvino_model  # noqa: E402
 
 WORK_DIR = Path(__file__).parent / "results" / "runner_vs_benchmark_app"
