@@ -2,7 +2,7 @@
 Llama, static and dynamic-length exports, at each inference precision, in one
 process and alternating rounds.
 
-    python benchmarks/llm_decode_profile.py [--rounds 4] [--precisions f32 bf16] [--context 256]
+    python benchmarks/investigations/llm_decode_profile.py [--rounds 4] [--precisions f32 bf16] [--context 256]
 
 Each engine is our IR (common.llm_engines.OpenvinoAloneLogitsView: the same IR and compile
 config our delegate compiles) compiled with OpenVINO's PERF_COUNT on. The cache is
@@ -35,6 +35,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
 from typing import Dict, List, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -44,7 +45,7 @@ import torch  # noqa: E402
 
 torch.set_num_threads(1)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
 from common.bench import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
 from common.llm import llama, next_token  # noqa: E402
 from common.llm_engines import OpenvinoAloneLogitsView, ir_with_attention_whole, runtime_config  # noqa: E402

@@ -3,7 +3,7 @@ with and without the compile spec one_token_model, against the same weights
 exported with static shapes (one token per call), in one process and alternating
 rounds; and each program's resident memory.
 
-    python benchmarks/llm_dynamic_vs_static.py [--rounds 8] [--layers 6] [--dim 288]
+    python benchmarks/investigations/llm_dynamic_vs_static.py [--rounds 8] [--layers 6] [--dim 288]
 
 Decode: each program is loaded once; each round starts a new sequence in each
 program (position 0), prefills the same prompt and runs `--tokens` greedy steps at
@@ -43,6 +43,8 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
 from common.bench import (  # noqa: E402
     delegate_ids,
     environment,

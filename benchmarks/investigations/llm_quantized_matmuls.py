@@ -1,9 +1,9 @@
 """A quantized decode step split in two: its matrix products alone, and the rest of the step,
 ours against XNNPACK's 8da4w, in one process and alternating rounds.
 
-    python benchmarks/llm_quantized_matmuls.py                  # dim 1024 x 8 layers, context 256
-    python benchmarks/llm_quantized_matmuls.py --shape 1b --contexts 1024
-    python benchmarks/llm_quantized_matmuls.py --by-kind            # and the products of each kind alone
+    python benchmarks/investigations/llm_quantized_matmuls.py                  # dim 1024 x 8 layers, context 256
+    python benchmarks/investigations/llm_quantized_matmuls.py --shape 1b --contexts 1024
+    python benchmarks/investigations/llm_quantized_matmuls.py --by-kind            # and the products of each kind alone
 
 The model is llm_quantized.py's Llama (random weights). Each engine times two programs:
 - the whole decode step (a static export, the cache filled to 60% of the context);
@@ -27,6 +27,7 @@ import argparse
 import copy
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
@@ -34,6 +35,8 @@ from typing import Callable, Dict, List, Optional
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
 from common.bench import environment, print_header, print_table, round_order, setup_logging
 from common.llm import SHAPES, decode_ms, llama_of_shape, xnnpack_partitioner
 from common.llm_engines import ExecutorchEngine

@@ -2,8 +2,8 @@
 the same products apart: a quantized decode step, OpenVINO alone on our IR converted both
 ways, in one process and alternating rounds.
 
-    python benchmarks/llm_joined_products.py                      # dim 1024 x 8 layers, contexts 256 and 1024
-    python benchmarks/llm_joined_products.py --shape 1b --rounds 11
+    python benchmarks/investigations/llm_joined_products.py                      # dim 1024 x 8 layers, contexts 256 and 1024
+    python benchmarks/investigations/llm_joined_products.py --shape 1b --rounds 11
 
 The model is llm_quantized.py's Llama (random weights) with `--form`'s NNCF-compressed
 weights (every layer 4-bit by default), compiled with the configuration our runtime
@@ -17,12 +17,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
+from pathlib import Path
 from typing import Dict, List
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 
 import openvino as ov
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
 from common.bench import environment, print_header, print_table, round_order, setup_logging
 from common.llm import SHAPES, decode_ms, llama_of_shape
 from common.llm_engines import OpenvinoAloneLogitsCopy, compile_config

@@ -2,8 +2,8 @@
 next decode step, for ours, OpenVINO alone on the same IR and XNNPACK 8da4w, in one
 process and alternating rounds.
 
-    python benchmarks/llm_going_back.py                      # dim 1024 x 8 layers, contexts 256 and 1024
-    python benchmarks/llm_going_back.py --shape 1b --contexts 1024 --folder DIR
+    python benchmarks/investigations/llm_going_back.py                      # dim 1024 x 8 layers, contexts 256 and 1024
+    python benchmarks/investigations/llm_going_back.py --shape 1b --contexts 1024 --folder DIR
 
 A chat application that regenerates an answer calls again at the position where the
 answer began. The cache is filled to 60% of the context plus `--cut` positions; each
@@ -36,7 +36,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -44,6 +46,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
 import torch  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
 from common.bench import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
 from common.llm import SHAPES, llama_of_shape, xnnpack_partitioner  # noqa: E402
 from common.llm_engines import ExecutorchEngine, OpenvinoAloneLogitsCopy, compile_config  # noqa: E402

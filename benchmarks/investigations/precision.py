@@ -12,10 +12,11 @@ error against eager PyTorch in float32: max |out - eager| / max |eager|.
 The figures go to benchmarks/results/precision.json, the programs to
 benchmarks/results/mlp_{f32,bf16}.pte.
 
-Run: python benchmarks/precision.py
+Run: python benchmarks/investigations/precision.py
 """
 
 import os
+import sys
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 
@@ -27,12 +28,13 @@ import json  # noqa: E402
 import logging  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
 from common import bench  # noqa: E402
 
 PRECISIONS = ("f32", "bf16")
 BATCH, WIDTH, LAYERS = 64, 1024, 4
 WARMUP, ROUNDS, CALLS_PER_ROUND, ROUND_WARMUP = 30, 6, 50, 5  # 300 timed calls per precision
-RESULTS = Path(__file__).parent / "results" / "precision.json"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "precision.json"
 logger = logging.getLogger("benchmarks.precision")
 
 
