@@ -2,7 +2,7 @@
 the same products apart: a quantized decode step, OpenVINO alone on our IR converted both
 ways, in one process and alternating rounds.
 
-    python benchmarks/investigations/llm_joined_products.py                      # dim 1024 x 8 layers, contexts 256 and 1024
+    python benchmarks/investigations/llm_joined_products.py         # dim 1024 x 8 layers, contexts 256 and 1024
     python benchmarks/investigations/llm_joined_products.py --shape 1b --rounds 11
 
 The model is llm_quantized.py's Llama (random weights) with `--form`'s NNCF-compressed

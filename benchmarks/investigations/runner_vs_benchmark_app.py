@@ -12,7 +12,8 @@ model.xml/.bin. It then runs, in alternating rounds (the order flips each round)
 Both compile with PERFORMANCE_HINT=LATENCY at f32, which is what our delegate asks for
 at inference_precision f32. Neither has Python in the timed loop.
 
-    python benchmarks/investigations/runner_vs_benchmark_app.py [--models mlp cnn transformer tiny] [--rounds 3] [--iterations 200]
+    python benchmarks/investigations/runner_vs_benchmark_app.py [--models mlp cnn transformer tiny]
+        [--rounds 3] [--iterations 200]
 """
 
 from __future__ import annotations
