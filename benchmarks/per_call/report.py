@@ -346,7 +346,34 @@ def print_lowering_table(all_results: Dict[str, Results]) -> None:
 # ---------------------------------------------------------------------------- C++
 
 
+def cpp_ratios(figures: Dict[str, Any], precision: str) -> Dict[str, float]:
+    """The C++ runner's ours over OpenVINO alone at `precision`: of the medians, the median
+    of the per-round ratios, and the extra microseconds per call."""
+    ours, alone = figures["ours"]["median_us"], figures["openvino"]["median_us"]
+    rounds = [o / a for o, a in zip(figures["ours"]["round_medians_us"], figures["openvino"]["round_medians_us"])]
+    return {
+        f"cpp_ours_over_openvino_{precision}": ours / alone,
+        f"cpp_median_round_ratio_ours_over_openvino_{precision}": statistics.median(rounds),
+        f"cpp_ours_minus_openvino_us_{precision}": ours - alone,
+    }
+
+
+def cpp_cells(figures: Optional[Dict[str, Any]], ratios: Dict[str, float], precision: str) -> List[Any]:
+    """One precision's six cells of the C++ table."""
+    if figures is None or "error" in figures:
+        return ["failed" if figures else "-"] + ["-"] * 5
+    return [
+        figures["ours"]["median_us"],
+        figures["openvino"]["median_us"],
+        ratios[f"cpp_ours_over_openvino_{precision}"],
+        ratios[f"cpp_median_round_ratio_ours_over_openvino_{precision}"],
+        f"{ratios[f'cpp_ours_minus_openvino_us_{precision}']:+.2f}",
+        f"{figures['max_rel_diff']:.1g}",
+    ]
+
+
 def print_cpp_overhead(cpp: Dict[str, Any], derived: Dict[str, Dict[str, Any]]) -> None:
+    """Per model and precision: the C++ runner's figures; their ratios go into `derived`."""
     print(
         "\nPer call from C++, no Python on either side (benchmarks/cpp/call_overhead.cpp): ExecuTorch's "
         "Method::execute of our .pte against\nInferRequest::infer of the same IR compiled by OpenVINO alone, "
@@ -360,49 +387,16 @@ def print_cpp_overhead(cpp: Dict[str, Any], derived: Dict[str, Dict[str, Any]]) 
     rows = []
     for model_name, per_precision in cpp.items():
         row: List[Any] = [model_name]
-        for precision in ("f32", "bf16"):
+        for precision in PRECISIONS:
             figures = per_precision.get(precision)
-            if figures is None or "error" in figures:
-                row += ["failed" if figures else "-"] + ["-"] * 5
-                continue
-            ours, alone = figures["ours"]["median_us"], figures["openvino"]["median_us"]
-            rounds = [
-                o / a for o, a in zip(figures["ours"]["round_medians_us"], figures["openvino"]["round_medians_us"])
-            ]
-            derived.setdefault(model_name, {}).update(
-                {
-                    f"cpp_ours_over_openvino_{precision}": ours / alone,
-                    f"cpp_median_round_ratio_ours_over_openvino_{precision}": statistics.median(rounds),
-                    f"cpp_ours_minus_openvino_us_{precision}": ours - alone,
-                }
-            )
-            row += [
-                ours,
-                alone,
-                ours / alone,
-                statistics.median(rounds),
-                f"{ours - alone:+.2f}",
-                f"{figures['max_rel_diff']:.1g}",
-            ]
+            ratios = {} if figures is None or "error" in figures else cpp_ratios(figures, precision)
+            if ratios:
+                derived.setdefault(model_name, {}).update(ratios)
+            row += cpp_cells(figures, ratios, precision)
         rows.append(row)
-    bench.print_table(
-        [
-            "model",
-            "ours f32",
-            "OV f32",
-            "ratio",
-            "round",
-            "extra",
-            "diff",
-            "ours bf16",
-            "OV bf16",
-            "ratio",
-            "round",
-            "extra",
-            "diff",
-        ],
-        rows,
-    )
+    headers_per_precision = ["ours {}", "OV {}", "ratio", "round", "extra", "diff"]
+    headers = ["model"] + [header.format(precision) for precision in PRECISIONS for header in headers_per_precision]
+    bench.print_table(headers, rows)
 
 
 # ---------------------------------------------------------------------------- all of it
