@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import logging
 import tempfile
 from pathlib import Path
 from typing import Any, ContextManager, Dict, Iterator, List, Optional
@@ -23,6 +24,7 @@ from common.bench import cpu_ops, delegate_ids
 from common.llm import SHAPES, dynamic_shapes, example_inputs, with_xnnpack_custom_ops
 
 XNNPACK_GROUP = 128
+logger = logging.getLogger("benchmarks.quantized_llm")
 
 
 def nncf_settings(form: str) -> Dict[str, object]:
@@ -59,7 +61,7 @@ def xnnpack_8da4w(model: torch.nn.Module) -> torch.nn.Module:
 def write_pte(module: torch.nn.Module, partitioner: Any, dynamic: bool, context: int, path: Path) -> Path:
     """Lowers `module` to `path`, or keeps the file a run with the same --folder wrote."""
     if path.exists():
-        print(f"{path.name}: kept from an earlier run")
+        logger.info("%s: kept from an earlier run", path.name)
         return path
     # Not bench.lower: a module exported before (NNCF's) refuses .eval().
     with torch.no_grad():
@@ -67,7 +69,7 @@ def write_pte(module: torch.nn.Module, partitioner: Any, dynamic: bool, context:
         manager = to_edge_transform_and_lower(exported, partitioner=[partitioner]).to_executorch()
     path.write_bytes(manager.buffer)
     size = path.stat().st_size / 2**20
-    print(f"{path.name}: {size:.1f} MiB, delegates {delegate_ids(manager)}, CPU ops {cpu_ops(manager)}")
+    logger.info("%s: %.1f MiB, delegates %s, CPU ops %s", path.name, size, delegate_ids(manager), cpu_ops(manager))
     return path
 
 
