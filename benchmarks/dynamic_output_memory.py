@@ -14,7 +14,7 @@ Run: python benchmarks/dynamic_output_memory.py
 
 import os
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 
 import torch  # noqa: E402
 
@@ -24,7 +24,7 @@ import logging  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import _common  # noqa: E402
+from common import bench  # noqa: E402
 
 # No n=1: to_edge narrows the exported range [1, 512] to [2, 512] and the delegate refuses n=1.
 SIZES = (7, 500, 63, 300, 2, 512, 128, 33)
@@ -48,13 +48,13 @@ def rss_mib() -> float:
 
 
 def main() -> int:
-    _common.setup_logging()
+    bench.setup_logging()
     torch.manual_seed(0)
     model = ScaleShift()
     PTE.parent.mkdir(exist_ok=True)
     dynamic_shapes = {"x": {0: torch.export.Dim("n", min=1, max=512)}}
-    _common.lower_to_pte(model, (torch.randn(16, 64),), PTE, dynamic_shapes=dynamic_shapes)
-    method = _common.load_method(PTE)
+    bench.lower_to_pte(model, (torch.randn(16, 64),), PTE, dynamic_shapes=dynamic_shapes)
+    method = bench.load_method(PTE)
     inputs = [torch.randn(n, 64) for n in SIZES]  # made once, so only the method allocates per call
 
     readings, verified = [], 0
@@ -71,11 +71,11 @@ def main() -> int:
             logger.info("after %d calls: RSS %.1f MiB", call, readings[-1][1])
 
     growth = readings[-1][1] - readings[0][1]
-    _common.print_header(
+    bench.print_header(
         f"x * 2 + 1, x of shape (n, 64), n in {SIZES}: {CALLS} calls on one method, {verified} checked against eager",
-        _common.environment(),
+        bench.environment(),
     )
-    _common.print_table(
+    bench.print_table(
         ["after calls", "RSS MiB", "vs warm MiB"], [[call, rss, rss - readings[0][1]] for call, rss in readings]
     )
     failed = growth > THRESHOLD_MIB

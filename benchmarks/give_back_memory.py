@@ -15,7 +15,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
-from _common import environment, growth_in_fresh_process, lower_to_pte, print_header, print_table  # noqa: E402
+from common.bench import environment, growth_in_fresh_process, lower_to_pte, print_header, print_table  # noqa: E402
 
 
 class EmbedAndMlp(torch.nn.Module):

@@ -40,28 +40,18 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
 import torch  # noqa: E402
-from _common import environment, max_rel_err, print_header, print_table, round_order, setup_logging  # noqa: E402
+from common.bench import environment, max_rel_err, print_header, print_table, round_order, setup_logging  # noqa: E402
+from common.hf_llama import LLAMA_1024  # noqa: E402
+from common.llm import decode_ms  # noqa: E402
+from common.llm_engines import ExecutorchEngine  # noqa: E402
 from executorch.exir import to_edge_transform_and_lower  # noqa: E402
 from executorch_openvino import openvino_compile_specs  # noqa: E402
 from executorch_openvino.llm.huggingface import export_huggingface_llm  # noqa: E402
-from llm_engines import ExecutorchEngine, decode_ms  # noqa: E402
-
-LLAMA_1024 = dict(
-    vocab_size=32000,
-    hidden_size=1024,
-    intermediate_size=2816,
-    num_hidden_layers=8,
-    num_attention_heads=16,
-    num_key_value_heads=4,
-    max_position_embeddings=2048,
-    bos_token_id=1,
-    eos_token_id=2,
-)
 
 
 def save_llama(folder: Path) -> Path:

@@ -30,12 +30,9 @@ around them: the part of a decode step that reading the weights decides.
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import statistics
-import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
@@ -44,106 +41,48 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
 import openvino as ov  # noqa: E402
 import torch  # noqa: E402
-from _common import (  # noqa: E402
+from common.bench import (  # noqa: E402
     cpu_ops,
     delegate_ids,
     environment,
-    growth_in_fresh_process,
     lower,
     print_header,
     print_table,
     round_order,
     setup_logging,
 )
-from executorch.runtime import Runtime  # noqa: E402
+from common.llm import (  # noqa: E402
+    decode_ms,
+    dynamic_shapes,
+    example_inputs,
+    fresh_load,
+    llama,
+    prefill_ms,
+    with_xnnpack_custom_ops,
+    xnnpack_partitioner,
+)
+from common.llm_engines import (  # noqa: E402
+    Eager,
+    ExecutorchEngine,
+    OpenvinoAloneLogitsView,
+    ir_with_attention_whole,
+    runtime_config,
+)
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-from models import small_llama  # noqa: E402
-
-SEQUENCE_NAME = "sequence"
-
 
 DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 ENGINES = ("ours", "xnnpack", "openvino", "eager", "floor")
 
 
-def llama(context: int, layers: int, dim: int, dynamic: bool, dtype: torch.dtype = torch.float32) -> torch.nn.Module:
-    torch.manual_seed(0)  # the same weights for every engine
-    return small_llama(enable_dynamic_shape=dynamic, layers=layers, max_seq_len=context, dim=dim).to(dtype)
-
-
 def export(model: torch.nn.Module, partitioner, dynamic: bool, context: int):
-    tokens = torch.tensor([[1, 2]] if dynamic else [[1]])
-    shapes = ({1: torch.export.Dim(SEQUENCE_NAME, min=1, max=context - 1)}, {"input_pos": None}) if dynamic else None
     with torch.no_grad():
         manager = lower(
             model,
-            (tokens, {"input_pos": torch.tensor([0])}),
+            example_inputs(dynamic),
             [partitioner] if partitioner else [],
-            dynamic_shapes=shapes,
+            dynamic_shapes=dynamic_shapes(dynamic, context),
         )
     return manager
-
-
-def with_xnnpack_custom_ops(model: torch.nn.Module) -> torch.nn.Module:
-    """ExecuTorch's LLM recipe for XNNPACK: custom KV cache and sdpa ops."""
-    from executorch.examples.models.llama.source_transformation.custom_kv_cache import (
-        replace_kv_cache_with_custom_kv_cache,
-    )
-    from executorch.examples.models.llama.source_transformation.sdpa import replace_sdpa_with_custom_op
-
-    model = replace_kv_cache_with_custom_kv_cache(copy.deepcopy(model))
-    return replace_sdpa_with_custom_op(model)
-
-
-def xnnpack_partitioner():
-    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-
-    return XnnpackPartitioner()
-
-
-class ExecutorchEngine:
-    def __init__(self, pte: Path) -> None:
-        self.method = Runtime.get().load_program(pte).load_method("forward")
-
-    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
-        return self.method.execute([tokens, torch.tensor([position])])[0]
-
-
-class OpenvinoAloneEngine:
-    """Our converted IR of the whole edge program (KV cache as state, grown by concatenation,
-    attention kept whole), compiled by ov.Core alone with the config our runtime uses."""
-
-    def __init__(
-        self, model: torch.nn.Module, precision: str, dynamic: bool, context: int, extra_config: Dict | None = None
-    ) -> None:
-        from executorch.exir import EdgeCompileConfig, to_edge
-        from executorch_openvino.compile_specs import parse_compile_specs
-        from executorch_openvino.conversion import to_openvino_model
-        from executorch_openvino.partition.kept_whole import SDPA
-
-        tokens = torch.tensor([[1, 2]] if dynamic else [[1]])
-        shapes = (
-            ({1: torch.export.Dim(SEQUENCE_NAME, min=1, max=context - 1)}, {"input_pos": None}) if dynamic else None
-        )
-        with torch.no_grad():
-            exported = torch.export.export(model, (tokens, {"input_pos": torch.tensor([0])}), dynamic_shapes=shapes)
-        # Attention kept whole, with the layout fix our partitioner applies first, as our delegate gets it.
-        exported = OpenvinoPartitioner().transform_for_pre_decomposition(exported)
-        edge_config = EdgeCompileConfig(_check_ir_validity=False, preserve_ops=[SDPA])
-        ir = to_openvino_model(to_edge(exported, compile_config=edge_config).exported_program())
-        config = parse_compile_specs(openvino_compile_specs(inference_precision=precision)).compile_config()
-        self.request = ov.Core().compile_model(ir, "CPU", {**config, **(extra_config or {})}).create_infer_request()
-
-    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
-        if position == 0:
-            self.request.reset_state()  # a new sequence, as our runtime does for a grown cache
-        self.request.infer([tokens.numpy(), torch.tensor([position]).numpy()], share_inputs=True)
-        logits = self.request.get_output_tensor(0)
-        if logits.element_type == ov.Type.bf16:  # numpy has no bf16: OpenVINO hands its bits as float16
-            return torch.from_numpy(logits.data.view("int16")).view(torch.bfloat16)
-        return torch.from_numpy(logits.data)
 
 
 class WeightsReadOnceEngine:
@@ -197,56 +136,6 @@ class MatrixProductsAloneEngine:
     def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
         self.request.infer(self.activations, share_inputs=True)
         return torch.from_numpy(self.request.get_output_tensor(len(self.request.model_outputs) - 1).data)
-
-
-class EagerEngine:
-    def __init__(self, model: torch.nn.Module) -> None:
-        self.model = copy.deepcopy(model)
-
-    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
-        with torch.no_grad():
-            return self.model(tokens, {"input_pos": torch.tensor([position])})
-
-
-def next_token(logits: torch.Tensor) -> int:
-    return int(logits.reshape(-1, logits.shape[-1])[-1].argmax())
-
-
-def decode_ms(engine: Callable, start: int, steps: int) -> float:
-    """Fills the cache one token per call up to `start` (untimed), then times `steps` greedy steps."""
-    for position in range(start):
-        engine(torch.tensor([[1 + position % 100]]), position)
-    token = 1
-    begin = time.perf_counter()
-    for position in range(start, start + steps):
-        token = next_token(engine(torch.tensor([[token]]), position))
-    return 1e3 * (time.perf_counter() - begin) / steps
-
-
-def prefill_ms(engine: Callable, prompt: torch.Tensor) -> float:
-    begin = time.perf_counter()
-    next_token(engine(prompt, 0))
-    return 1e3 * (time.perf_counter() - begin)
-
-
-def fresh_load(pte: Path, steps: int = 4, cache_dir: str = "") -> Tuple[float, float, float]:
-    """(resident growth MB, anonymous growth MB, load seconds) of a fresh process that
-    loads `pte` from its path (mapped, as ExecuTorch's Python runtime loads a path) and
-    decodes a few steps; with `cache_dir`, through our delegate's model cache. The load
-    is `load_program` + `load_method`, imports not counted."""
-    setup = (
-        "import os, time, torch; os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE');"
-        "import executorch_openvino; from executorch.runtime import Runtime;"
-        "import executorch.extension.llm.custom_ops.custom_ops;"
-        "cache = %r; cache and executorch_openvino.set_load_options(cache_dir=cache)" % cache_dir
-    )
-    work = (
-        "begin = time.perf_counter(); m = Runtime.get().load_program(%r).load_method('forward');"
-        "result = str(time.perf_counter() - begin);"
-        "[m.execute([torch.tensor([[1]]), torch.tensor([p])]) for p in range(%d)]" % (str(pte), steps)
-    )
-    resident, anonymous, seconds = growth_in_fresh_process(setup, work)
-    return resident, anonymous, float(seconds)
 
 
 def loads_with_cache(pte: Path, weights_mb: float, cache: Path) -> List[List[object]]:
@@ -308,9 +197,9 @@ def main() -> None:
     results: List[List[object]] = []
     loads: List[List[object]] = []
     for context in options.contexts:
-        models = {"decode": llama(context, options.layers, options.dim, dynamic=False, dtype=dtype)}
+        models = {"decode": llama(context, False, layers=options.layers, dim=options.dim, dtype=dtype)}
         if "prefill" in kinds:
-            models["prefill"] = llama(context, options.layers, options.dim, dynamic=True, dtype=dtype)
+            models["prefill"] = llama(context, True, layers=options.layers, dim=options.dim, dtype=dtype)
         weights_mb = sum(p.numel() * p.element_size() for p in models["decode"].parameters()) / 1e6
         # Programs are written and their fresh-process loads measured before this process
         # holds any engine: the 0.85B configuration would not fit twice in memory.
@@ -325,11 +214,12 @@ def main() -> None:
         for kind in kinds:
             engines[kind] = {name: ExecutorchEngine(path) for name, path in ptes[kind].items()}
             for precision in options.precisions if "openvino" in options.engines else []:
-                engines[kind][f"OpenVINO alone {precision}"] = OpenvinoAloneEngine(
-                    models[kind], precision, kind == "prefill", context
+                ir = ir_with_attention_whole(models[kind], kind == "prefill", context)
+                engines[kind][f"OpenVINO alone {precision}"] = OpenvinoAloneLogitsView(
+                    ir, runtime_config(inference_precision=precision)
                 )
             if "eager" in options.engines:
-                engines[kind]["eager"] = EagerEngine(models[kind])
+                engines[kind]["eager"] = Eager(models[kind])
             for precision in options.precisions if "floor" in options.engines and kind == "decode" else []:
                 engines[kind][f"weights read once, {precision}"] = WeightsReadOnceEngine(models[kind], precision)
                 engines[kind][f"matrix products alone, {precision}"] = MatrixProductsAloneEngine(

@@ -92,7 +92,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
@@ -100,10 +100,10 @@ import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
 import openvino_genai  # noqa: E402
 import torch  # noqa: E402
-from _common import environment, package_version, print_header, print_table, round_order, setup_logging  # noqa: E402
+from common.bench import environment, package_version, print_header, print_table, round_order, setup_logging  # noqa: E402
+from common.hf_llama import LLAMA_1024  # noqa: E402
 from executorch.extension.llm.runner import GenerationConfig as RunnerConfig  # noqa: E402
 from executorch.extension.llm.runner import TextLLMRunner  # noqa: E402
-from hf_llm import LLAMA_1024  # noqa: E402
 
 logger = logging.getLogger("benchmarks.llm_genai")
 

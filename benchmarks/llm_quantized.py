@@ -44,195 +44,28 @@ XNNPACK's; resident growth <= 1.2x the weight bytes.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import copy
 import gc
 import os
 import statistics
-import sys
-import tempfile
 from pathlib import Path
-from typing import Callable, ContextManager, Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, List, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import openvino as ov  # noqa: E402
 import torch  # noqa: E402
-from _common import (  # noqa: E402
-    cpu_ops,
-    delegate_ids,
-    environment,
-    max_rel_err,
-    print_header,
-    print_table,
-    round_order,
-    setup_logging,
+from common.bench import environment, max_rel_err, print_header, print_table, round_order, setup_logging  # noqa: E402
+from common.llm import SHAPES, decode_ms, fresh_load, llama_of_shape, next_token, prefill_ms, xnnpack_partitioner  # noqa: E402
+from common.llm_engines import Eager, ExecutorchEngine, OpenvinoAloneLogitsCopy, compile_config  # noqa: E402
+from common.quantized_llm import (  # noqa: E402
+    add_model_arguments,
+    converted_ir,
+    export_llm_specs,
+    nncf_compressed,
+    programs_folder,
+    write_pte,
+    xnnpack_8da4w,
 )
-from executorch.exir import to_edge_transform_and_lower  # noqa: E402
-from executorch.exir.backend.compile_spec_schema import CompileSpec  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
-from executorch_openvino.compile_specs import parse_compile_specs  # noqa: E402
-from executorch_openvino.llm import compile_specs_for_compressed_weights  # noqa: E402
-from llm_engines import (  # noqa: E402
-    SEQUENCE_NAME,
-    ExecutorchEngine,
-    decode_ms,
-    fresh_load,
-    next_token,
-    prefill_ms,
-    with_xnnpack_custom_ops,
-    xnnpack_partitioner,
-)
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-from models import small_llama  # noqa: E402
-
-SHAPES = {"1024": dict(dim=1024, layers=8, heads=16, kv_heads=4), "1b": dict(dim=2048, layers=16, heads=32, kv_heads=8)}
-XNNPACK_GROUP = 128
-
-
-def llama(shape: str, context: int, dynamic: bool) -> torch.nn.Module:
-    torch.manual_seed(0)  # the same weights for every engine
-    return small_llama(enable_dynamic_shape=dynamic, max_seq_len=context, **SHAPES[shape]).eval()
-
-
-def example(dynamic: bool):
-    return (torch.tensor([[1, 2]] if dynamic else [[1]]), {"input_pos": torch.tensor([0])})
-
-
-def dynamic_shapes(dynamic: bool, context: int):
-    return ({1: torch.export.Dim(SEQUENCE_NAME, min=1, max=context - 1)}, {"input_pos": None}) if dynamic else None
-
-
-def nncf_settings(form: str) -> Dict[str, object]:
-    """`mode[:group[:all]]` as arguments of nncf.compress_weights."""
-    import nncf
-
-    mode, *rest = form.split(":")
-    settings: Dict[str, object] = {"mode": nncf.CompressWeightsMode(mode)}
-    if rest and rest[0]:
-        settings["group_size"] = int(rest[0])
-    if len(rest) > 1 and rest[1] == "all":
-        settings["all_layers"] = True
-    if mode.startswith("int4"):
-        settings["ratio"] = 1.0
-    return settings
-
-
-def nncf_compressed(model: torch.nn.Module, form: str, dynamic: bool, context: int) -> torch.nn.Module:
-    """The model with NNCF-compressed weights, as a module called like the model."""
-    import nncf
-
-    with torch.no_grad():
-        exported = torch.export.export(model, example(dynamic), dynamic_shapes=dynamic_shapes(dynamic, context))
-        return nncf.compress_weights(exported.module(), **nncf_settings(form))
-
-
-def xnnpack_8da4w(model: torch.nn.Module) -> torch.nn.Module:
-    from executorch.examples.models.llama.source_transformation.quantize import quantize
-
-    return with_xnnpack_custom_ops(quantize(copy.deepcopy(model), "8da4w", group_size=XNNPACK_GROUP))
-
-
-def write_pte(module: torch.nn.Module, partitioner, dynamic: bool, context: int, path: Path) -> Path:
-    """Lowers `module` to `path`, or keeps the file a run with the same --folder wrote."""
-    if path.exists():
-        print(f"{path.name}: kept from an earlier run")
-        return path
-    # Not _common.lower: a module exported before (NNCF's) refuses .eval().
-    with torch.no_grad():
-        exported = torch.export.export(module, example(dynamic), dynamic_shapes=dynamic_shapes(dynamic, context))
-        manager = to_edge_transform_and_lower(exported, partitioner=[partitioner]).to_executorch()
-    path.write_bytes(manager.buffer)
-    size = path.stat().st_size / 2**20
-    print(f"{path.name}: {size:.1f} MiB, delegates {delegate_ids(manager)}, CPU ops {cpu_ops(manager)}")
-    return path
-
-
-def converted_ir(module: torch.nn.Module, path: Path) -> ov.Model:
-    """Our IR of the compressed decode program (KV cache as state, grown by concatenation),
-    saved at `path` (or read from it when a run with the same --folder saved it)."""
-    from executorch.exir import EdgeCompileConfig, to_edge
-    from executorch_openvino.conversion import to_openvino_model
-    from executorch_openvino.partition.kept_whole import ops_kept_whole
-
-    if path.exists():
-        return ov.Core().read_model(path)
-    with torch.no_grad():
-        exported = torch.export.export(module, example(False))
-    exported = OpenvinoPartitioner().transform_for_pre_decomposition(exported)
-    kept, _ = ops_kept_whole(exported, (), ())
-    edge = to_edge(exported, compile_config=EdgeCompileConfig(_check_ir_validity=False, preserve_ops=kept))
-    ir = to_openvino_model(edge.exported_program())
-    ov.save_model(ir, path, compress_to_fp16=False)
-    return ir
-
-
-@contextlib.contextmanager
-def conversion_without(rewrite_name: str) -> Iterator[None]:
-    """Conversion without the rewrite of conversion/rewrites/ named `rewrite_name`, for
-    comparison only."""
-    from executorch_openvino.conversion import rewrites
-
-    every_rewrite = list(rewrites.REWRITES)
-    rewrites.REWRITES[:] = [rewrite for rewrite in every_rewrite if rewrite.__name__ != rewrite_name]
-    if len(rewrites.REWRITES) == len(every_rewrite):
-        raise ValueError(f"no rewrite named {rewrite_name}")
-    try:
-        yield
-    finally:
-        rewrites.REWRITES[:] = every_rewrite
-
-
-def kv_cache_kept_in_slots() -> ContextManager[None]:
-    """Conversion without the rewrite that makes the KV cache grow
-    (conversion/rewrites/kv_cache_growth.py), for comparison only: the cache stays the
-    slots the model writes at its positions."""
-    from executorch_openvino.conversion.rewrites.kv_cache_growth import grow_kv_caches
-
-    return conversion_without(grow_kv_caches.__name__)
-
-
-class OpenvinoAlone:
-    """An IR compiled by ov.Core alone with `config`, called as our delegate is."""
-
-    def __init__(self, ir: ov.Model, config: Dict[str, object]) -> None:
-        self.request = ov.Core().compile_model(ir, "CPU", config).create_infer_request()
-
-    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
-        if position == 0:
-            self.request.reset_state()
-        self.request.infer([tokens.numpy(), torch.tensor([position]).numpy()], share_inputs=True)
-        logits = self.request.get_output_tensor(0)
-        if logits.element_type == ov.Type.bf16:
-            return torch.from_numpy(logits.data.view("int16")).view(torch.bfloat16).float()
-        return torch.from_numpy(logits.data.copy())
-
-
-class Eager:
-    def __init__(self, module: torch.nn.Module) -> None:
-        self.module = copy.deepcopy(module)
-
-    def __call__(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
-        with torch.no_grad():
-            return self.module(tokens, {"input_pos": torch.tensor([position])})
-
-
-def compile_config(specs: Optional[List[CompileSpec]]) -> Dict[str, object]:
-    """The configuration our runtime compiles with for these compile specs."""
-    return parse_compile_specs(specs).compile_config()
-
-
-def runtime_config(**specs) -> Dict[str, object]:
-    """The configuration our runtime compiles with for ``openvino_compile_specs(**specs)``."""
-    return compile_config(openvino_compile_specs(**specs))
-
-
-def export_llm_specs(form: str, compile_specs: Optional[List[CompileSpec]] = None) -> List[CompileSpec]:
-    """The compile specs export_llm lowers weights compressed as `form` with
-    (`compile_specs_for_compressed_weights`: for 4-bit weights in groups, activations
-    quantized in groups as long)."""
-    return compile_specs_for_compressed_weights(compile_specs, nncf_settings(form))
 
 
 def accuracy(
@@ -255,35 +88,6 @@ def accuracy(
                 break
             agreed += position >= len(prompt)
     return agreed, worst
-
-
-def add_form_argument(parser: argparse.ArgumentParser) -> None:
-    """--form, for the benchmarks that take one form of weights."""
-    parser.add_argument(
-        "--form",
-        default="int4_sym:128:all",
-        help="mode[:group[:all]]: NNCF's mode, group size (-1 per channel), all for every layer in 4 bits",
-    )
-
-
-def add_model_arguments(parser: argparse.ArgumentParser, contexts: List[int], rounds: int) -> None:
-    """--shape, --contexts, --rounds and --folder, as every quantized-LLM benchmark takes them."""
-    parser.add_argument("--shape", choices=list(SHAPES), default="1024")
-    parser.add_argument("--contexts", type=int, nargs="+", default=contexts)
-    parser.add_argument("--rounds", type=int, default=rounds)
-    parser.add_argument(
-        "--folder",
-        type=Path,
-        help="where the programs and IRs go; files a run with the same folder wrote are kept, so that a "
-        "second run only times them (a new temporary folder without it)",
-    )
-
-
-def programs_folder(folder: Optional[Path], prefix: str) -> Path:
-    """The --folder given, or a new temporary folder named with `prefix`."""
-    folder = folder or Path(tempfile.mkdtemp(prefix=prefix))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def main() -> None:
@@ -313,7 +117,7 @@ def main() -> None:
     rows: List[List[object]] = []
     accuracy_rows: List[List[object]] = []
     for context in options.contexts:
-        decode_model = llama(options.shape, context, dynamic=False)
+        decode_model = llama_of_shape(options.shape, context, dynamic=False)
         ptes: Dict[str, Path] = {}
         references: Dict[str, Callable] = {}
         alone: Dict[str, Callable] = {}
@@ -344,14 +148,14 @@ def main() -> None:
                 references[f"ours {form}, u8 KV cache"] = references[f"ours {form}"]
             ir = converted_ir(compressed, folder / f"ir_{stem}_{context}.xml")
             our_config = compile_config(ours_specs)
-            alone[f"OpenVINO alone {form}, our config"] = OpenvinoAlone(ir, our_config)
-            alone[f"OpenVINO alone {form}, its defaults"] = OpenvinoAlone(ir, {"PERFORMANCE_HINT": "LATENCY"})
+            alone[f"OpenVINO alone {form}, our config"] = OpenvinoAloneLogitsCopy(ir, our_config)
+            alone[f"OpenVINO alone {form}, its defaults"] = OpenvinoAloneLogitsCopy(ir, {"PERFORMANCE_HINT": "LATENCY"})
             if options.extra_config:
                 extra = dict(item.split("=", 1) for item in options.extra_config.split(","))
                 name = f"OpenVINO alone {form}, {options.extra_config}"
-                alone[name] = OpenvinoAlone(ir, {**our_config, **extra})
+                alone[name] = OpenvinoAloneLogitsCopy(ir, {**our_config, **extra})
             if not options.no_prefill:
-                prefill_model = llama(options.shape, context, dynamic=True)
+                prefill_model = llama_of_shape(options.shape, context, dynamic=True)
                 prefill_ptes[f"ours {form}"] = write_pte(
                     nncf_compressed(prefill_model, form, True, context),
                     OpenvinoPartitioner(ours_specs),
@@ -368,7 +172,7 @@ def main() -> None:
             references["XNNPACK 8da4w"] = Eager(quantized)
             if not options.no_prefill:
                 prefill_ptes["XNNPACK 8da4w"] = write_pte(
-                    xnnpack_8da4w(llama(options.shape, context, dynamic=True)),
+                    xnnpack_8da4w(llama_of_shape(options.shape, context, dynamic=True)),
                     xnnpack_partitioner(),
                     True,
                     context,

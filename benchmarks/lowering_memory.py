@@ -21,7 +21,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from _common import environment, print_header, print_table  # noqa: E402
+from common.bench import environment, print_header, print_table  # noqa: E402
 
 CASE = """
 import json, os, resource, sys
@@ -29,7 +29,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 sys.path[:0] = [{benchmarks!r}, {examples!r}]
 import torch
 import executorch_openvino.preprocess as preprocess
-from _common import lower
+from common.bench import lower
 from executorch_openvino import OpenvinoPartitioner
 from models import small_llama
 

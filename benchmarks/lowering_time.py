@@ -20,10 +20,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import executorch_openvino.partitioner as partitioner_module  # noqa: E402
 import torch  # noqa: E402
-from _common import environment, lower, print_header, print_table, setup_logging  # noqa: E402
-from compare import MODELS  # noqa: E402
+from common.bench import environment, lower, print_header, print_table, setup_logging  # noqa: E402
+from common.example_models import small_llama  # noqa: E402
+from common.small_models import MODELS  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner  # noqa: E402
-from models import small_llama  # noqa: E402 - examples/, put on the path by compare
 
 
 def cases():

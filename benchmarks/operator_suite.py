@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 
 import torch  # noqa: E402
 
@@ -55,8 +55,8 @@ from dataclasses import asdict, dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Dict, List, Optional, Sequence, Tuple  # noqa: E402
 
-import _common  # noqa: E402
 import pytest  # noqa: E402
+from common import bench  # noqa: E402
 from executorch.backends.test.harness import Tester  # noqa: E402
 from executorch.backends.test.harness.stages import StageType, ToEdgeTransformAndLower  # noqa: E402
 from executorch.backends.test.suite import flow as suite_flow  # noqa: E402
@@ -314,7 +314,7 @@ class SuiteSummary:
 
 
 def header(arguments: argparse.Namespace) -> Dict[str, Any]:
-    environment = _common.environment()
+    environment = bench.environment()
     return {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "cpu": f"{environment['cpu']} ({environment['cores']} cores)",

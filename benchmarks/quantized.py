@@ -26,7 +26,7 @@ Run: python benchmarks/quantized.py   (needs `pip install ".[quantization]"`)
 
 import os
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 
 import torch  # noqa: E402
 
@@ -38,9 +38,9 @@ from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Callable, Dict, List, Optional  # noqa: E402
 
-import _common  # noqa: E402
 import nncf  # noqa: E402
 import openvino as ov  # noqa: E402
+from common import bench  # noqa: E402
 from executorch.exir import to_edge_transform_and_lower  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
 from executorch_openvino.compile_specs import OpenvinoOptions  # noqa: E402
@@ -182,13 +182,13 @@ def variants():
 
 def _timed(calls: Dict[str, Callable[[], object]]) -> Dict[str, float]:
     """Median ms per call of each engine, over alternating rounds."""
-    timings = {engine: _common.Timing() for engine in calls}
+    timings = {engine: bench.Timing() for engine in calls}
     for engine in calls:
-        _common.measure(calls[engine], WARMUP, 1)
+        bench.measure(calls[engine], WARMUP, 1)
     for round_index in range(ROUNDS):
-        order = _common.round_order(list(calls), round_index)
+        order = bench.round_order(list(calls), round_index)
         for engine in order:
-            timings[engine] += _common.measure(calls[engine], 2, CALLS)
+            timings[engine] += bench.measure(calls[engine], 2, CALLS)
     return {engine: timing.median for engine, timing in timings.items()}
 
 
@@ -196,14 +196,14 @@ def _load(module: torch.nn.Module, example: torch.Tensor, partitioner, path: Pat
     manager = to_edge_transform_and_lower(
         torch.export.export(module, (example,)), partitioner=[partitioner]
     ).to_executorch()
-    if _common.cpu_ops(manager):
-        logger.warning("%s: ops left on the CPU: %s", path.name, _common.cpu_ops(manager))
+    if bench.cpu_ops(manager):
+        logger.warning("%s: ops left on the CPU: %s", path.name, bench.cpu_ops(manager))
     path.write_bytes(manager.buffer)
-    return _common.load_method(path)
+    return bench.load_method(path)
 
 
 def main() -> None:
-    _common.setup_logging()
+    bench.setup_logging()
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for row in variants():
@@ -226,8 +226,8 @@ def main() -> None:
             medians = _timed(calls)
             with torch.no_grad():
                 expected = row.original(row.example)
-            error = _common.max_rel_err(ours.execute([row.example])[0], expected)
-            alone_error = _common.max_rel_err(torch.from_numpy(alone(row.example.numpy())[0]), expected)
+            error = bench.max_rel_err(ours.execute([row.example])[0], expected)
+            alone_error = bench.max_rel_err(torch.from_numpy(alone(row.example.numpy())[0]), expected)
             xnnpack_ms = f"{medians['xnnpack']:.3f}" if "xnnpack" in medians else "-"
             rows.append(
                 [
@@ -241,10 +241,8 @@ def main() -> None:
                     xnnpack_ms,
                 ]
             )
-    _common.print_header(
-        f"NNCF {nncf.__version__}-quantized models: our delegate vs OpenVINO alone", _common.environment()
-    )
-    _common.print_table(
+    bench.print_header(f"NNCF {nncf.__version__}-quantized models: our delegate vs OpenVINO alone", bench.environment())
+    bench.print_table(
         [
             "model",
             ".pte MiB",

@@ -91,14 +91,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded
 
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
 import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
 import torch  # noqa: E402
-from _common import (  # noqa: E402
+from common.bench import (  # noqa: E402
     environment,
     growth_in_fresh_process,
     max_rel_err,

@@ -2,8 +2,8 @@
 the same products apart: a quantized decode step, OpenVINO alone on our IR converted both
 ways, in one process and alternating rounds.
 
-    python benchmarks/llm_joined_products.py                      # dim 1024 x 8 layers, contexts 256 and 1024
-    python benchmarks/llm_joined_products.py --shape 1b --rounds 11
+    python benchmarks/investigations/llm_joined_products.py         # dim 1024 x 8 layers, contexts 256 and 1024
+    python benchmarks/investigations/llm_joined_products.py --shape 1b --rounds 11
 
 The model is llm_quantized.py's Llama (random weights) with `--form`'s NNCF-compressed
 weights (every layer 4-bit by default), compiled with the configuration our runtime
@@ -17,28 +17,29 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
+from pathlib import Path
 from typing import Dict, List
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 
 import openvino as ov
 import torch
-from _common import environment, print_header, print_table, round_order, setup_logging
-from executorch_openvino.conversion.rewrites.sibling_products import fuse_sibling_products
-from llm_engines import decode_ms
-from llm_quantized import (
-    SHAPES,
-    OpenvinoAlone,
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.bench import environment, print_header, print_table, round_order, setup_logging
+from common.llm import SHAPES, decode_ms, llama_of_shape
+from common.llm_engines import OpenvinoAloneLogitsCopy, compile_config
+from common.quantized_llm import (
     add_form_argument,
     add_model_arguments,
-    compile_config,
     conversion_without,
     converted_ir,
     export_llm_specs,
-    llama,
     nncf_compressed,
     programs_folder,
 )
+from executorch_openvino.conversion.rewrites.sibling_products import fuse_sibling_products
 
 
 def fully_connected_layers(ir: ov.Model, config: Dict[str, object]) -> int:
@@ -47,7 +48,7 @@ def fully_connected_layers(ir: ov.Model, config: Dict[str, object]) -> int:
     return sum(layer.get_rt_info()["layerType"].astype(str) == "FullyConnected" for layer in layers)
 
 
-def largest_logit_difference(first: OpenvinoAlone, second: OpenvinoAlone, steps: int = 4) -> float:
+def largest_logit_difference(first: OpenvinoAloneLogitsCopy, second: OpenvinoAloneLogitsCopy, steps: int = 4) -> float:
     difference = 0.0
     for position in range(steps):
         tokens = torch.tensor([[1 + position]])
@@ -67,12 +68,17 @@ def main() -> None:
     config = compile_config(export_llm_specs(options.form))
     rows: List[List[object]] = []
     for context in options.contexts:
-        compressed = nncf_compressed(llama(options.shape, context, dynamic=False), options.form, False, context)
+        compressed = nncf_compressed(
+            llama_of_shape(options.shape, context, dynamic=False), options.form, False, context
+        )
         stem = f"{options.form.replace(':', '_')}_{context}"
         joined_ir = converted_ir(compressed, folder / f"ir_joined_{stem}.xml")
         with conversion_without(fuse_sibling_products.__name__):
             apart_ir = converted_ir(compressed, folder / f"ir_apart_{stem}.xml")
-        engines = {"joined": OpenvinoAlone(joined_ir, config), "apart": OpenvinoAlone(apart_ir, config)}
+        engines = {
+            "joined": OpenvinoAloneLogitsCopy(joined_ir, config),
+            "apart": OpenvinoAloneLogitsCopy(apart_ir, config),
+        }
         difference = largest_logit_difference(engines["joined"], engines["apart"])
         start = int(context * 0.6)
         times: Dict[str, List[float]] = {name: [] for name in engines}

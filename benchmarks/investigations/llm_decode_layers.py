@@ -1,7 +1,7 @@
 """The slowest OpenVINO layers of an LLM decode step, read as a user reads them: from an
 ETDump and an ETRecord, through executorch.devtools.Inspector (docs/profiling.md).
 
-    python benchmarks/llm_decode_layers.py [--layers 6] [--dim 288] [--context 256]
+    python benchmarks/investigations/llm_decode_layers.py [--layers 6] [--dim 288] [--context 256]
         [--prompt 32] [--steps 64] [--precision f32] [--top 12] [--folder DIR]
 
 The wheel's Llama (random weights, vocab 32000; dim 288 and 6 layers is the shape of
@@ -38,10 +38,9 @@ from executorch_openvino import openvino_compile_specs  # noqa: E402
 from executorch_openvino.llm import export_llm  # noqa: E402
 from executorch_openvino.profiling import layer_metadata  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
-from _common import environment, setup_logging  # noqa: E402
-from models import small_llama  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.bench import environment, setup_logging  # noqa: E402
+from common.example_models import small_llama  # noqa: E402
 
 
 def export(folder: Path, layers: int, dim: int, context: int, precision: str) -> tuple:

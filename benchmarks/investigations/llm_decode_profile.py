@@ -2,9 +2,9 @@
 Llama, static and dynamic-length exports, at each inference precision, in one
 process and alternating rounds.
 
-    python benchmarks/llm_decode_profile.py [--rounds 4] [--precisions f32 bf16] [--context 256]
+    python benchmarks/investigations/llm_decode_profile.py [--rounds 4] [--precisions f32 bf16] [--context 256]
 
-Each engine is our IR (llm_engines.OpenvinoAloneEngine: the same IR and compile
+Each engine is our IR (common.llm_engines.OpenvinoAloneLogitsView: the same IR and compile
 config our delegate compiles) compiled with OpenVINO's PERF_COUNT on. The cache is
 filled to 60% of the context, then `--tokens` greedy steps are timed one by one;
 for each step the executed nodes' own times are summed. Three tables:
@@ -35,6 +35,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
 from typing import Dict, List, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -44,9 +45,10 @@ import torch  # noqa: E402
 
 torch.set_num_threads(1)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
-from llm_engines import OpenvinoAloneEngine, llama, next_token  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.bench import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
+from common.llm import llama, next_token  # noqa: E402
+from common.llm_engines import OpenvinoAloneLogitsView, ir_with_attention_whole, runtime_config  # noqa: E402
 
 EXPORTS = {"static": False, "dynamic": True}
 
@@ -55,9 +57,8 @@ class ProfiledEngine:
     """Our IR compiled with per-node counters, and what its steps spent where."""
 
     def __init__(self, context: int, layers: int, dim: int, dynamic: bool, precision: str) -> None:
-        self.engine = OpenvinoAloneEngine(
-            llama(context, layers, dim, dynamic), precision, dynamic, context, {"PERF_COUNT": True}
-        )
+        ir = ir_with_attention_whole(llama(context, dynamic, layers=layers, dim=dim), dynamic, context)
+        self.engine = OpenvinoAloneLogitsView(ir, {**runtime_config(inference_precision=precision), "PERF_COUNT": True})
         self.dynamic = dynamic
         runtime = self.engine.request.get_compiled_model().get_runtime_model()
         # FC name -> weight shape, the precision the node runs at (its weights are

@@ -1,4 +1,4 @@
-"""Shared helpers of the benchmarks: lowering to a .pte file, loading it with
+"""What nearly every benchmark uses: lowering to a .pte file, loading it with
 executorch.runtime, timing calls, describing the machine and printing tables.
 
 Each script sets the thread policy itself before it imports torch (and so before

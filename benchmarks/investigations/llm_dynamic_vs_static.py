@@ -3,7 +3,7 @@ with and without the compile spec one_token_model, against the same weights
 exported with static shapes (one token per call), in one process and alternating
 rounds; and each program's resident memory.
 
-    python benchmarks/llm_dynamic_vs_static.py [--rounds 8] [--layers 6] [--dim 288]
+    python benchmarks/investigations/llm_dynamic_vs_static.py [--rounds 8] [--layers 6] [--dim 288]
 
 Decode: each program is loaded once; each round starts a new sequence in each
 program (position 0), prefills the same prompt and runs `--tokens` greedy steps at
@@ -43,7 +43,9 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 import executorch_openvino  # noqa: E402,F401 - registers the delegate
-from _common import (  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.bench import (  # noqa: E402
     delegate_ids,
     environment,
     growth_in_fresh_process,
@@ -53,11 +55,9 @@ from _common import (  # noqa: E402
     round_order,
     setup_logging,
 )
+from common.example_models import small_llama  # noqa: E402
 from executorch.runtime import Runtime  # noqa: E402
 from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-from models import small_llama  # noqa: E402
 
 STATIC, DYNAMIC, ONE_TOKEN = "static", "dynamic", "dynamic, one_token_model"
 PROGRAMS = (STATIC, DYNAMIC, ONE_TOKEN)

@@ -1,9 +1,9 @@
 """A quantized decode step split in two: its matrix products alone, and the rest of the step,
 ours against XNNPACK's 8da4w, in one process and alternating rounds.
 
-    python benchmarks/llm_quantized_matmuls.py                  # dim 1024 x 8 layers, context 256
-    python benchmarks/llm_quantized_matmuls.py --shape 1b --contexts 1024
-    python benchmarks/llm_quantized_matmuls.py --by-kind            # and the products of each kind alone
+    python benchmarks/investigations/llm_quantized_matmuls.py                  # dim 1024 x 8 layers, context 256
+    python benchmarks/investigations/llm_quantized_matmuls.py --shape 1b --contexts 1024
+    python benchmarks/investigations/llm_quantized_matmuls.py --by-kind            # and the products of each kind alone
 
 The model is llm_quantized.py's Llama (random weights). Each engine times two programs:
 - the whole decode step (a static export, the cache filled to 60% of the context);
@@ -27,30 +27,32 @@ import argparse
 import copy
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 
 import torch
-from _common import environment, print_header, print_table, round_order, setup_logging
-from executorch.runtime import Runtime
-from executorch_openvino import OpenvinoPartitioner
-from llm_engines import ExecutorchEngine, decode_ms, xnnpack_partitioner
-from llm_quantized import (
-    SHAPES,
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.bench import environment, print_header, print_table, round_order, setup_logging
+from common.llm import SHAPES, decode_ms, llama_of_shape, xnnpack_partitioner
+from common.llm_engines import ExecutorchEngine
+from common.quantized_llm import (
     XNNPACK_GROUP,
     add_form_argument,
     add_model_arguments,
     export_llm_specs,
-    llama,
     nncf_compressed,
     nncf_settings,
     programs_folder,
     write_pte,
     xnnpack_8da4w,
 )
+from executorch.runtime import Runtime
+from executorch_openvino import OpenvinoPartitioner
 
 
 class MatrixProductsOfAStep(torch.nn.Module):
@@ -205,7 +207,7 @@ def main() -> None:
     ours_specs = export_llm_specs(options.form)
     rows: List[List[object]] = []
     for context in options.contexts:
-        model = llama(options.shape, context, dynamic=False)
+        model = llama_of_shape(options.shape, context, dynamic=False)
         products = MatrixProductsOfAStep(model)
         steps: Dict[str, Callable] = {
             "ours": ExecutorchEngine(

@@ -12,7 +12,8 @@ model.xml/.bin. It then runs, in alternating rounds (the order flips each round)
 Both compile with PERFORMANCE_HINT=LATENCY at f32, which is what our delegate asks for
 at inference_precision f32. Neither has Python in the timed loop.
 
-    python benchmarks/runner_vs_benchmark_app.py [--models mlp cnn transformer tiny] [--rounds 3] [--iterations 200]
+    python benchmarks/investigations/runner_vs_benchmark_app.py [--models mlp cnn transformer tiny]
+        [--rounds 3] [--iterations 200]
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ import openvino as ov  # noqa: E402
 import torch  # noqa: E402
 from executorch.exir import to_edge  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _common import environment, lower_to_pte, print_header, print_table, round_order, setup_logging  # noqa: E402
-from compare import MODELS, build  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.bench import environment, lower_to_pte, print_header, print_table, round_order, setup_logging  # noqa: E402
+from common.small_models import MODELS, build  # noqa: E402
 from executorch_openvino.conversion import to_openvino_model  # noqa: E402
 
-WORK_DIR = Path(__file__).parent / "results" / "runner_vs_benchmark_app"
+WORK_DIR = Path(__file__).resolve().parents[1] / "results" / "runner_vs_benchmark_app"
 RUNNER_MEDIAN = re.compile(r"median ([\d.]+) (ms)")
 APP_MEDIAN = re.compile(r"Median:\s+([\d.]+) (ms|us)")  # benchmark_app picks the unit
 

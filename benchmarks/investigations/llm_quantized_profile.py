@@ -2,7 +2,7 @@
 compressed stateful IR, compiled with our runtime's configuration and with OpenVINO's
 own defaults, in one process and alternating rounds.
 
-    python benchmarks/llm_quantized_profile.py [--shape 1024] [--form int4_sym:128:all] [--context 1024]
+    python benchmarks/investigations/llm_quantized_profile.py [--shape 1024] [--form int4_sym:128:all] [--context 1024]
         [--folder DIR]   # reuse the IR that benchmarks/llm_quantized.py saved there
 
 OpenVINO 2026.4.1's CPU plugin keeps, per node, the mean time per call since the
@@ -14,7 +14,7 @@ configuration, the step's wall time and its time inside nodes; per node type, ti
 per step and the kernels (exec types) the plugin chose; the compressed matrix
 products together, with the bandwidth their weight bytes were read at. `--slots` adds
 our configuration on the IR converted without the growth rewrite (the cache kept in
-the model's slots, as benchmarks/llm_going_back.py compares it).
+the model's slots, as benchmarks/investigations/llm_going_back.py compares it).
 """
 
 from __future__ import annotations
@@ -36,17 +36,11 @@ import torch  # noqa: E402
 
 torch.set_num_threads(1)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
-from llm_quantized import (  # noqa: E402
-    SHAPES,
-    converted_ir,
-    kv_cache_kept_in_slots,
-    llama,
-    nncf_compressed,
-    programs_folder,
-    runtime_config,
-)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.bench import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
+from common.llm import SHAPES, llama_of_shape  # noqa: E402
+from common.llm_engines import runtime_config  # noqa: E402
+from common.quantized_llm import converted_ir, kv_cache_kept_in_slots, nncf_compressed, programs_folder  # noqa: E402
 
 CONFIGS = {
     "ours (default specs)": lambda: runtime_config(),
@@ -124,7 +118,9 @@ def main() -> None:
     path, slots_path = folder / f"ir_{stem}.xml", folder / f"ir_slots_{stem}.xml"
     module = None
     if not path.exists() or (options.slots and not slots_path.exists()):
-        module = nncf_compressed(llama(options.shape, options.context, False), options.form, False, options.context)
+        module = nncf_compressed(
+            llama_of_shape(options.shape, options.context, False), options.form, False, options.context
+        )
     ir = converted_ir(module, path)
     engines = {name: Profiled(ir, make()) for name, make in CONFIGS.items()}
     if options.slots:

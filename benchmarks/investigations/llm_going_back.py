@@ -2,8 +2,8 @@
 next decode step, for ours, OpenVINO alone on the same IR and XNNPACK 8da4w, in one
 process and alternating rounds.
 
-    python benchmarks/llm_going_back.py                      # dim 1024 x 8 layers, contexts 256 and 1024
-    python benchmarks/llm_going_back.py --shape 1b --contexts 1024 --folder DIR
+    python benchmarks/investigations/llm_going_back.py                      # dim 1024 x 8 layers, contexts 256 and 1024
+    python benchmarks/investigations/llm_going_back.py --shape 1b --contexts 1024 --folder DIR
 
 A chat application that regenerates an answer calls again at the position where the
 answer began. The cache is filled to 60% of the context plus `--cut` positions; each
@@ -36,7 +36,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -44,24 +46,23 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
 import torch  # noqa: E402
-from _common import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
-from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
-from llm_engines import ExecutorchEngine, xnnpack_partitioner  # noqa: E402
-from llm_quantized import (  # noqa: E402
-    SHAPES,
-    OpenvinoAlone,
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common.bench import environment, print_header, print_table, round_order, setup_logging  # noqa: E402
+from common.llm import SHAPES, llama_of_shape, xnnpack_partitioner  # noqa: E402
+from common.llm_engines import ExecutorchEngine, OpenvinoAloneLogitsCopy, compile_config  # noqa: E402
+from common.quantized_llm import (  # noqa: E402
     add_form_argument,
     add_model_arguments,
-    compile_config,
     converted_ir,
     export_llm_specs,
     kv_cache_kept_in_slots,
-    llama,
     nncf_compressed,
     programs_folder,
     write_pte,
     xnnpack_8da4w,
 )
+from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs  # noqa: E402
 
 
 class OpenvinoAloneCut:
@@ -193,7 +194,7 @@ def main() -> None:
     rows: List[List[object]] = []
     part_rows: List[List[object]] = []
     for context in options.contexts:
-        model = llama(options.shape, context, dynamic=False)
+        model = llama_of_shape(options.shape, context, dynamic=False)
         compressed = nncf_compressed(model, options.form, False, context)
         # The compile specs export_llm gives these weights, and the configuration they make.
         ours_specs = export_llm_specs(options.form)
@@ -227,7 +228,7 @@ def main() -> None:
         if not options.no_slots:
             with kv_cache_kept_in_slots():
                 slots_ir = converted_ir(compressed, folder / f"ir_slots_{stem}_{context}.xml")
-            engines[f"OpenVINO alone {options.form}, cache in slots"] = OpenvinoAlone(slots_ir, our_config)
+            engines[f"OpenVINO alone {options.form}, cache in slots"] = OpenvinoAloneLogitsCopy(slots_ir, our_config)
         if not options.no_xnnpack:
             pte = write_pte(
                 xnnpack_8da4w(model), xnnpack_partitioner(), False, context, folder / f"xnnpack_{context}.pte"

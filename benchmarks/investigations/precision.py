@@ -12,12 +12,13 @@ error against eager PyTorch in float32: max |out - eager| / max |eager|.
 The figures go to benchmarks/results/precision.json, the programs to
 benchmarks/results/mlp_{f32,bf16}.pte.
 
-Run: python benchmarks/precision.py
+Run: python benchmarks/investigations/precision.py
 """
 
 import os
+import sys
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see _common.py
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 
 import torch  # noqa: E402
 
@@ -27,12 +28,13 @@ import json  # noqa: E402
 import logging  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import _common  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
+from common import bench  # noqa: E402
 
 PRECISIONS = ("f32", "bf16")
 BATCH, WIDTH, LAYERS = 64, 1024, 4
 WARMUP, ROUNDS, CALLS_PER_ROUND, ROUND_WARMUP = 30, 6, 50, 5  # 300 timed calls per precision
-RESULTS = Path(__file__).parent / "results" / "precision.json"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "precision.json"
 logger = logging.getLogger("benchmarks.precision")
 
 
@@ -46,7 +48,7 @@ def mlp() -> torch.nn.Module:
 
 
 def main() -> None:
-    _common.setup_logging()
+    bench.setup_logging()
     torch.manual_seed(0)
     model, x = mlp(), torch.randn(BATCH, WIDTH)
     with torch.no_grad():
@@ -55,31 +57,31 @@ def main() -> None:
     RESULTS.parent.mkdir(exist_ok=True)
     methods, errors = {}, {}
     for precision in PRECISIONS:
-        path = _common.lower_to_pte(model, (x,), RESULTS.parent / f"mlp_{precision}.pte", inference_precision=precision)
-        methods[precision] = method = _common.load_method(path)
+        path = bench.lower_to_pte(model, (x,), RESULTS.parent / f"mlp_{precision}.pte", inference_precision=precision)
+        methods[precision] = method = bench.load_method(path)
         out = method.execute([x])[0]
         errors[precision] = ((out - expected).abs().max() / expected.abs().max()).item()
         for _ in range(WARMUP):
             method.execute([x])
 
-    timings = {precision: _common.Timing() for precision in PRECISIONS}
+    timings = {precision: bench.Timing() for precision in PRECISIONS}
     for round_index in range(ROUNDS):
-        order = _common.round_order(PRECISIONS, round_index)
+        order = bench.round_order(PRECISIONS, round_index)
         for precision in order:
             method = methods[precision]
-            timings[precision] += _common.measure(lambda: method.execute([x]), ROUND_WARMUP, CALLS_PER_ROUND)
+            timings[precision] += bench.measure(lambda: method.execute([x]), ROUND_WARMUP, CALLS_PER_ROUND)
         logger.info(
             "round %d/%d: %s", round_index + 1, ROUNDS, ", ".join(f"{p} {timings[p].median:.3f} ms" for p in PRECISIONS)
         )
 
-    env = _common.environment()
+    env = bench.environment()
     ratio = timings["bf16"].median / timings["f32"].median
-    _common.print_header(
+    bench.print_header(
         f"MLP {LAYERS} x Linear({WIDTH}) + ReLU, batch {BATCH}: "
         f"{ROUNDS} alternating rounds x {CALLS_PER_ROUND} calls per precision",
         env,
     )
-    _common.print_table(
+    bench.print_table(
         ["precision", "median ms", "p10 ms", "p90 ms", "vs f32", "max rel err vs eager"],
         [
             [p, timings[p].median, timings[p].p10, timings[p].p90, timings[p].median / timings["f32"].median, errors[p]]
