@@ -232,7 +232,7 @@ Error CacheSequence::trim_to(int64_t positions) {
       // set_state would then overwrite while reading it. Only the KV-cache states the
       // CPU plugin fuses into its attention hand out a copy, and the API cannot tell
       // which kind a state is. The copy is a small part of a cut (about 1 ms of a call
-      // going back at dim 1024, benchmarks/llm_going_back.py, 2026-12-05).
+      // going back at dim 1024, benchmarks/investigations/llm_going_back.py, 2026-12-05).
       ov::Shape kept_shape = held.get_shape();
       kept_shape[static_cast<size_t>(cache.axis)] = static_cast<size_t>(positions);
       ov::Tensor kept(held.get_element_type(), kept_shape);

@@ -7,7 +7,7 @@ compiles each into a FullyConnected layer of its own (its GPU plugin joins them,
 FullyConnectedHorizontalFusion). Joined here, a Llama of dim 1024 with 4-bit
 weights compiles 33 FullyConnected layers instead of 57 and computes the same
 logits, bit for bit, in 0.97-0.99x the decode time on an AMD EPYC Zen 5
-(benchmarks/llm_joined_products.py; benchmarks/results/llm-quantized-zen5-2026-12-05.md).
+(benchmarks/investigations/llm_joined_products.py; benchmarks/results/llm-quantized-zen5-2026-12-05.md).
 
 Each output channel of a product depends only on its own row of the weights, so the
 weights are joined along the output channels: every constant on a weight's way to
