@@ -159,7 +159,9 @@ class HuggingFaceDecoder(torch.nn.Module):
         kv_heads, head_dims = _head_shapes(configuration_utils, config)
         kv_heads = kv_heads if isinstance(kv_heads, list) else [kv_heads] * len(layer_types)
         head_dims = head_dims if isinstance(head_dims, list) else [head_dims] * len(layer_types)
-        self._dtype = next(model.parameters()).dtype
+        # The first floating-point weights' dtype, as transformers' model.dtype: integer
+        # weights (torchao's quantized embedding, optimum-executorch's --qembedding) come first.
+        self._dtype = next((p.dtype for p in model.parameters() if p.dtype.is_floating_point), torch.float32)
 
         layers = []
         for index, (layer_type, heads, head_dim) in enumerate(zip(layer_types, kv_heads, head_dims)):
