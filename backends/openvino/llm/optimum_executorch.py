@@ -24,7 +24,7 @@ The recipe takes the model optimum's ``text-generation`` task loaded (its
 :func:`~executorch_openvino.llm.huggingface.export_huggingface_llm`, not the graph of
 optimum's ``export()``: that graph is transformers' ``TorchExportableModuleForDecoderOnlyLM``,
 whose whole-length cache OpenVINO keeps as state but cannot grow (see
-``huggingface.py``), and whose inputs are not the runner's ``input_pos``. So the cache
+``huggingface.py``), its inputs ``input_ids`` and ``cache_position``. So the cache
 length is optimum's ``--max_seq_len`` (optimum's default 2048), ``--disable_dynamic_shapes``
 exports one token per call, and ``--dtype`` is the weights' dtype; optimum's
 ``--use_custom_sdpa`` and ``--use_custom_kv_cache`` (ExecuTorch's own CPU ops for
