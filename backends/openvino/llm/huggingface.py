@@ -156,10 +156,12 @@ class HuggingFaceDecoder(torch.nn.Module):
         self.dynamic_shape = dynamic_shape
         self._positions: Optional[torch.Tensor] = None
         layer_types, windows = _layer_types_and_windows(name, config)
-        kv_heads, head_dims = configuration_utils.get_head_shapes(config)
+        kv_heads, head_dims = _head_shapes(configuration_utils, config)
         kv_heads = kv_heads if isinstance(kv_heads, list) else [kv_heads] * len(layer_types)
         head_dims = head_dims if isinstance(head_dims, list) else [head_dims] * len(layer_types)
-        self._dtype = next(model.parameters()).dtype
+        # The first floating-point weights' dtype, as transformers' model.dtype: integer
+        # weights (torchao's quantized embedding, optimum-executorch's --qembedding) come first.
+        self._dtype = next((p.dtype for p in model.parameters() if p.dtype.is_floating_point), torch.float32)
 
         layers = []
         for index, (layer_type, heads, head_dim) in enumerate(zip(layer_types, kv_heads, head_dims)):
@@ -177,7 +179,11 @@ class HuggingFaceDecoder(torch.nn.Module):
         # soft-capping) adds the mask to the scores: 0 or the dtype's lowest value, as
         # transformers' own eager masks.
         self._additive_mask = config._attn_implementation == "eager"
-        self._keeps_last_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+        parameters = inspect.signature(model.forward).parameters
+        self._keeps_last_logits = "logits_to_keep" in parameters
+        # transformers before 5.x's last form of the modeling code (5.0.0rc1, optimum-executorch's
+        # pin) takes the positions as cache_position too, else asks the cache for its length.
+        self._takes_cache_position = "cache_position" in parameters
 
     def _write(self, cache: torch.Tensor, values: torch.Tensor) -> None:
         """Writes this call's keys or values at its positions, in the form kv_cache_growth.py grows."""
@@ -212,6 +218,8 @@ class HuggingFaceDecoder(torch.nn.Module):
         masks = {kind: self._mask(kind, input_pos, start, count) for kind in self._kinds}
         attention_mask = masks if len(masks) > 1 else next(iter(masks.values()))
         extra = {"logits_to_keep": 1} if self._keeps_last_logits else {}
+        if self._takes_cache_position:
+            extra["cache_position"] = self._positions
         try:
             output = self.model(
                 **inputs,
@@ -243,7 +251,10 @@ def _layer_types_and_windows(name: str, config: Any) -> Tuple[List[str], Dict[st
     """Each layer's type, and the sliding window of each type (None: full attention)."""
     from transformers import cache_utils
 
-    layer_types, layer_kwargs = cache_utils.get_layer_types_and_kwargs(config)
+    if hasattr(cache_utils, "get_layer_types_and_kwargs"):
+        layer_types, layer_kwargs = cache_utils.get_layer_types_and_kwargs(config)
+    else:
+        layer_types, layer_kwargs = _layer_types_as_static_cache_infers(config)
     unsupported = sorted(set(layer_types) - {FULL, SLIDING})
     if unsupported:
         raise ValueError(
@@ -256,6 +267,31 @@ def _layer_types_and_windows(name: str, config: Any) -> Tuple[List[str], Dict[st
     if len(windows.get(SLIDING, ())) > 1:
         raise ValueError(f"{name}: sliding windows of several sizes {sorted(windows[SLIDING])}; one is supported")
     return layer_types, {kind: next(iter(sizes)) for kind, sizes in windows.items()}
+
+
+def _layer_types_as_static_cache_infers(config: Any) -> Tuple[List[str], List[Dict[str, Any]]]:
+    """Each layer's type and cache arguments as the ``StaticCache`` of transformers releases
+    without ``cache_utils.get_layer_types_and_kwargs`` infers them (5.0.0rc1, which
+    optimum-executorch 1.1.0 pins: llm/optimum_executorch.py)."""
+    layer_types = getattr(config, "layer_types", None)
+    if layer_types is None:
+        if getattr(config, "sliding_window", None) is not None:
+            layer_types = [SLIDING] * config.num_hidden_layers
+        elif getattr(config, "attention_chunk_size", None) is not None:
+            layer_types = ["chunked_attention"] * config.num_hidden_layers
+        else:
+            layer_types = [FULL] * config.num_hidden_layers
+    layer_kwargs = [{"sliding_window": config.sliding_window} if kind == SLIDING else {} for kind in layer_types]
+    return list(layer_types), layer_kwargs
+
+
+def _head_shapes(configuration_utils: Any, config: Any) -> Tuple[Any, Any]:
+    """(KV heads, head size), each one int or one per layer: transformers' ``get_head_shapes``,
+    or for releases without it (5.0.0rc1) the config's uniform ones, as their caches read them."""
+    if hasattr(configuration_utils, "get_head_shapes"):
+        return configuration_utils.get_head_shapes(config)
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    return getattr(config, "num_key_value_heads", None) or config.num_attention_heads, head_dim
 
 
 def mask_table(length: int, window: Optional[int]) -> torch.Tensor:
