@@ -45,7 +45,12 @@ Engines:
   from optimum-intel's own venv, ``--optimum-cli``), with
   ``INFERENCE_PRECISION_HINT=f32`` / no properties (the CPU plugin's bf16 where the CPU
   has it; KV cache at GenAI's default), ``apply_chat_template=False``,
-  ``ignore_eos``, greedy.
+  ``ignore_eos``, greedy. optimum-cli gets a copy of the folder whose vision tower
+  weights have the hub's names (``hub_layout``: optimum-intel's transformers 5.5 would
+  load transformers 5.23's names as a random vision tower), and GenAI's folder gets the
+  ``preprocessor_config.json`` optimum-cli does not write (transformers 5 keeps it in
+  ``processor_config.json``). GenAI's LLaVA expands its image tag to the image's tokens
+  and a newline, so it gets ``GENAI_PROMPT``: the same tokens as the processor's.
 
 Measured, medians over ``--rounds`` rounds after an untimed one, the engines' order
 rotated each round:
