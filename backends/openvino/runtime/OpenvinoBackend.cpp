@@ -4,7 +4,6 @@
  * It registers itself under kBackendId when the library is loaded.
  */
 #include <array>
-#include <cctype>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -23,6 +22,8 @@
 #include <executorch_openvino/backend.h>
 
 #include "blob_reader.h"
+#include "cache_file_names.h"
+#include "compile_through_cache.h"
 #include "ir_cache.h"
 #include "layer_events.h"
 #include "model_run.h"
@@ -31,7 +32,6 @@
 #include "openvino_error.h"
 #include "options.h"
 #include "paged_attention.h"
-#include "quantized_layers.h"
 #include "resident_pages.h"
 
 namespace executorch_openvino {
@@ -88,90 +88,27 @@ uint64_t sizes_hash(Span<EValue*> inputs) {
   return hash;
 }
 
-// The IR weights as a tensor that borrows the blob's memory, which the delegate keeps.
-ov::Tensor weights_in(const BlobView& blob) {
-  return ov::Tensor(ov::element::u8, ov::Shape{blob.ir_weights_size}, const_cast<uint8_t*>(blob.ir_weights));
-}
-
-// Compiles the verified IR, its constants pointing into the blob; a blob with named
-// weights (named_weights.h) first gets them from `named_data`, kept in `buffers`.
-Result<ov::CompiledModel> compile_from_memory(ov::Core& core, const VerifiedIr& ir, const CompileSettings& options,
-                                              const NamedDataMap* named_data, NamedWeightBuffers& buffers) {
-  const BlobView& blob = ir.blob();
-  if (!blob.has_named_weights()) {
-    return core.compile_model(std::string(blob.ir_xml), weights_in(blob), options.device, compile_config(options));
-  }
-  const std::shared_ptr<ov::Model> model = core.read_model(std::string(blob.ir_xml), weights_in(blob));
-  ET_CHECK_OK_OR_RETURN_ERROR(put_named_weights(*model, named_data, buffers));
-  return core.compile_model(model, options.device, compile_config(options));
-}
-
-/// A compiled model, whether its constants may point into the blob, and the
-/// settings it was compiled with.
-struct CompiledBlob {
-  ov::CompiledModel model;
-  bool borrows_blob = true;
-  CompileSettings settings;
+/// A model made at load, and whether it may point into the blob (CompiledForm).
+template <typename Model>
+struct Loaded {
+  Model model;
+  bool borrows_blob;
 };
 
-// The settings `options` come to for `blob` on this machine.
-CompileSettings settings_for(const BlobView& blob, const CompileSettings& options) {
-  CompileSettings settings = options;
-  if (float_kernels_for_quantized_layers(settings.device, blob.has_fake_quantize())) {
-    settings.float_kernels_for_quantized_layers = true;
-    ET_LOG(Debug,  // a load that succeeds logs nothing: see the comment in init
-           "OpenVINO delegate: this CPU has no VNNI or AMX, on which OpenVINO's 8-bit kernels saturate; the "
-           "quantized layers run on float kernels, computing the quantized model's values");
-  }
-  return settings;
-}
-
-// Compiles the blob's IR: through the model cache (ir_cache.h) when there is a
-// cache directory and the program names its IR by a digest, else, or when the
-// cache gave no model, from memory. Throws what OpenVINO throws.
-Result<CompiledBlob> compile_blob(const BlobView& blob, const CompileSettings& options, const NamedDataMap* named_data,
-                                  NamedWeightBuffers& named_weights) {
+// The blob's IR itself, compiled (compile_through_cache.h); a blob with named
+// weights (named_weights.h) first gets them from `named_data`, kept in `buffers`.
+Result<CompiledForm> compile_blob(BlobIr& ir, const CompileSettings& options, const NamedDataMap* named_data,
+                                  NamedWeightBuffers& buffers) {
   ov::Core& core = shared_core();
-  CompileSettings settings = settings_for(blob, options);
-  if (blob.has_named_weights() && !settings.cache_dir.empty()) {
-    // The model cache keeps an IR's files, and part of this IR's weights are elsewhere.
-    ET_LOG(Debug, "OpenVINO delegate: the model cache is not used for an IR with weights in named data");
-    settings.cache_dir.clear();
+  IrForm form;
+  if (ir.blob().has_named_weights()) {
+    form.derive = [&core, named_data, &buffers](const VerifiedIr& verified) -> Result<std::shared_ptr<ov::Model>> {
+      std::shared_ptr<ov::Model> model = read_verified_ir(core, verified);
+      ET_CHECK_OK_OR_RETURN_ERROR(put_named_weights(*model, named_data, buffers));
+      return model;
+    };
   }
-  std::optional<VerifiedIr> verified;
-  if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
-    Result<CacheLoad> load = load_through_model_cache(core, blob, settings);
-    if (!load.ok()) {
-      return load.error();
-    }
-    switch (load->outcome) {
-      case CacheLoad::Outcome::kCompiled:
-        // From OpenVINO's cache or the IR files, which OpenVINO maps itself.
-        return CompiledBlob{std::move(load->compiled), false, settings};
-      case CacheLoad::Outcome::kNotCompiled:
-        break;
-      case CacheLoad::Outcome::kCacheUnusable:
-        // A cache is there to make loads faster: a folder it cannot use does not
-        // stop the program from loading (OpenVINO on its own throws, or not, by release).
-        ET_LOG(Error, "OpenVINO model cache: cache_dir %s cannot be used; loading without the cache",
-               settings.cache_dir.c_str());
-        settings.cache_dir.clear();
-        break;
-    }
-    verified = std::move(load->verified);
-  }
-  if (!verified) {
-    Result<VerifiedIr> ir = VerifiedIr::verify(blob);
-    if (!ir.ok()) {
-      return ir.error();
-    }
-    verified = std::move(*ir);
-  }
-  Result<ov::CompiledModel> compiled = compile_from_memory(core, *verified, settings, named_data, named_weights);
-  if (!compiled.ok()) {
-    return compiled.error();
-  }
-  return CompiledBlob{std::move(*compiled), true, settings};
+  return compile_through_cache(core, ir, options, form);
 }
 
 // Keeps the blob for a model that points into it and frees it otherwise. With the
@@ -212,89 +149,38 @@ void keep_what_the_model_reads(Delegate& delegate, FreeableBuffer& processed, co
   ET_LOG(Debug, "OpenVINO delegate: %s", trimmed ? "gave back free heap pages" : "no free heap pages to give back");
 }
 
-// The IR of the blob as a model, to compile once more: from the blob's memory
-// while the delegate keeps it, else from the files the model cache compiled
-// (nullptr when they do not hold it).
-std::shared_ptr<ov::Model> read_ir(ov::Core& core, const BlobView& blob, bool borrows_blob,
-                                   const std::string& cache_dir) {
-  if (!borrows_blob) {
-    return read_cached_ir(core, cache_dir, blob);
-  }
-  return core.read_model(std::string(blob.ir_xml), weights_in(blob));
-}
-
-// OpenVINO's build as part of a file name: the IR a derived model is serialized to
-// comes from OpenVINO's own transformations and serializer, which change by release.
-std::string openvino_build_tag() {
-  std::string build = ov::get_openvino_version().buildNumber;
-  for (char& c : build) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) {
-      c = '_';
-    }
-  }
-  return "ov" + build;
-}
-
-// The names of derived models' files in the model cache. What makes their bytes is
-// in them (the dimension fixed, OpenVINO's build), so that loads that would write
-// other bytes never share the files. A new way of making a derived model needs a new name:
-// "v2" fixes the tokens' length without SmartReshape (OneTokenModel::fix_tokens_at_one).
-std::string one_token_variant(CacheSequence::CountSource tokens, bool paged_attention) {
-  return "one-token-v2-" + std::to_string(tokens.input) + "-" + std::to_string(tokens.dim) +
-         (paged_attention ? "-paged-attention-" : "-") + openvino_build_tag();
-}
-
-std::string paged_attention_variant() {
-  return "paged-attention-" + openvino_build_tag();
-}
-
 // The blob's IR with the tokens' length fixed at 1 (and with paged_attention in
-// PagedAttention form, paged_attention.h), compiled: through IR files of
-// its own in the model cache when there is one, so that a cached load reads no IR;
-// else, or when the cache gave no model, from the IR read again. An empty model
-// when the IR cannot be read. Throws what OpenVINO throws.
-ov::CompiledModel compile_one_token(ov::Core& core, const BlobView& blob, bool borrows_blob,
-                                    const CompileSettings& settings, CacheSequence::CountSource tokens) {
-  const auto with_one_token = [tokens, &settings](std::shared_ptr<ov::Model> model) {
-    if (model) {
-      OneTokenModel::fix_tokens_at_one(*model, tokens);
-      if (settings.paged_attention) {
-        to_paged_attention(model);
-      }
-    }
-    return model;
-  };
-  if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
-    Result<ov::CompiledModel> cached = compile_derived_through_model_cache(
-        core, blob, settings, one_token_variant(tokens, settings.paged_attention), [&](const VerifiedIr& ir) {
-          return with_one_token(core.read_model(std::string(ir.blob().ir_xml), weights_in(ir.blob())));
-        });
-    if (!cached.ok()) {
-      return {};
-    }
-    if (*cached) {
-      return std::move(*cached);
-    }
-  }
-  const std::shared_ptr<ov::Model> model = with_one_token(read_ir(core, blob, borrows_blob, settings.cache_dir));
-  return model ? core.compile_model(model, settings.device, compile_config(settings)) : ov::CompiledModel{};
+// PagedAttention form, paged_attention.h), compiled (compile_through_cache.h).
+Result<CompiledForm> compile_one_token(BlobIr& ir, const CompileSettings& settings, CacheSequence::CountSource tokens) {
+  ov::Core& core = shared_core();
+  const bool paged = settings.paged_attention;
+  IrForm form{one_token_variant(tokens.input, tokens.dim, paged),
+              [&core, tokens, paged](const VerifiedIr& verified) -> Result<std::shared_ptr<ov::Model>> {
+                std::shared_ptr<ov::Model> model = read_verified_ir(core, verified);
+                OneTokenModel::fix_tokens_at_one(*model, tokens);
+                if (paged) {
+                  to_paged_attention(model);
+                }
+                return model;
+              }};
+  return compile_through_cache(core, ir, settings, form);
 }
 
 // The model of one token (one_token_model.h), when the program asks for it and it
 // can be made. It only makes decode faster, so a load goes on without it, after a
 // log line, when it cannot be made.
-std::optional<OneTokenModel> one_token_model_for(ModelRun& general, const BlobView& blob, bool borrows_blob,
-                                                 const CompileSettings& settings) {
+std::optional<Loaded<OneTokenModel>> one_token_model_for(ModelRun& general, BlobIr& ir,
+                                                         const CompileSettings& settings) {
   const std::optional<CacheSequence::CountSource> tokens = OneTokenModel::tokens_of(general);
   if (!tokens) {
     return std::nullopt;
   }
   try {
-    ov::CompiledModel compiled = compile_one_token(shared_core(), blob, borrows_blob, settings, *tokens);
-    if (compiled) {
-      Result<OneTokenModel> one_token = OneTokenModel::create(std::move(compiled), general, *tokens);
+    Result<CompiledForm> compiled = compile_one_token(ir, settings, *tokens);
+    if (compiled.ok()) {
+      Result<OneTokenModel> one_token = OneTokenModel::create(std::move(compiled->model), general, *tokens);
       if (one_token.ok()) {
-        return std::move(*one_token);
+        return Loaded<OneTokenModel>{std::move(*one_token), compiled->borrows_blob};
       }
     }
   } catch (const std::exception& e) {
@@ -304,44 +190,28 @@ std::optional<OneTokenModel> one_token_model_for(ModelRun& general, const BlobVi
   return std::nullopt;
 }
 
-// The blob's IR in PagedAttention form (paged_attention.h), compiled: through IR
-// files of its own in the model cache when there is one; else, or when the cache
-// gave no model, from the verified IR in memory. Throws what OpenVINO throws.
-Result<CompiledBlob> compile_paged(const BlobView& blob, const CompileSettings& options) {
+// The blob's IR in PagedAttention form (paged_attention.h), compiled
+// (compile_through_cache.h).
+Result<CompiledForm> compile_paged(BlobIr& ir, const CompileSettings& options) {
   ov::Core& core = shared_core();
-  const CompileSettings settings = settings_for(blob, options);
-  const auto paged = [&core](const BlobView& ir) {
-    std::shared_ptr<ov::Model> model = core.read_model(std::string(ir.ir_xml), weights_in(ir));
-    to_paged_attention(model);
-    return model;
-  };
-  if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
-    Result<ov::CompiledModel> cached = compile_derived_through_model_cache(
-        core, blob, settings, paged_attention_variant(), [&](const VerifiedIr& ir) { return paged(ir.blob()); });
-    if (!cached.ok()) {
-      return cached.error();
-    }
-    if (*cached) {
-      return CompiledBlob{std::move(*cached), false, settings};
-    }
-  }
-  Result<VerifiedIr> verified = VerifiedIr::verify(blob);
-  if (!verified.ok()) {
-    return verified.error();
-  }
-  return CompiledBlob{core.compile_model(paged(blob), settings.device, compile_config(settings)), true, settings};
+  IrForm form{paged_attention_variant(), [&core](const VerifiedIr& verified) -> Result<std::shared_ptr<ov::Model>> {
+                std::shared_ptr<ov::Model> model = read_verified_ir(core, verified);
+                to_paged_attention(model);
+                return model;
+              }};
+  return compile_through_cache(core, ir, options, form);
 }
 
 // The model with its KV cache in PagedAttention form, when it can be made. The
 // stateful form computes the same values, so a load goes on with it, after a log
 // line, when the paged one cannot be made.
-std::optional<std::pair<ModelRun, bool>> paged_model_for(const BlobView& blob, const CompileSettings& options) {
+std::optional<Loaded<ModelRun>> paged_model_for(BlobIr& ir, const CompileSettings& options) {
   try {
-    Result<CompiledBlob> compiled = compile_paged(blob, options);
+    Result<CompiledForm> compiled = compile_paged(ir, options);
     if (compiled.ok()) {
       Result<ModelRun> run = ModelRun::create(std::move(compiled->model));
       if (run.ok() && run->paged) {
-        return std::make_pair(std::move(*run), compiled->borrows_blob);
+        return Loaded<ModelRun>{std::move(*run), compiled->borrows_blob};
       }
     }
   } catch (const std::exception& e) {
@@ -366,18 +236,19 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, Co
     options.paged_attention = options.one_token_model = false;
   }
   auto delegate = std::make_unique<Delegate>();
+  BlobIr ir(*blob);  // verified once, whichever of the models below reads it
   bool borrows_blob = true;
   try {
-    std::optional<std::pair<ModelRun, bool>> paged;
+    std::optional<Loaded<ModelRun>> paged;
     // With one_token_model, the model of one token takes the form; prompts keep the state.
     if (options.paged_attention && !options.one_token_model) {
-      paged = paged_model_for(*blob, options);
+      paged = paged_model_for(ir, options);
     }
     if (paged) {
-      delegate->general = std::move(paged->first);
-      borrows_blob = paged->second;
+      delegate->general = std::move(paged->model);
+      borrows_blob = paged->borrows_blob;
     } else {
-      Result<CompiledBlob> compiled = compile_blob(*blob, options, named_data, delegate->named_weights);
+      Result<CompiledForm> compiled = compile_blob(ir, options, named_data, delegate->named_weights);
       if (!compiled.ok()) {
         return compiled.error();
       }
@@ -388,7 +259,12 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, Co
       }
       delegate->general = std::move(*general);
       if (compiled->settings.one_token_model) {
-        delegate->one_token = one_token_model_for(delegate->general, *blob, borrows_blob, compiled->settings);
+        std::optional<Loaded<OneTokenModel>> one_token = one_token_model_for(delegate->general, ir, compiled->settings);
+        if (one_token) {
+          delegate->one_token = std::move(one_token->model);
+          // The blob stays while either model may point into it.
+          borrows_blob = borrows_blob || one_token->borrows_blob;
+        }
       }
     }
   } catch (const std::exception& e) {

@@ -68,6 +68,21 @@ Result<VerifiedIr> VerifiedIr::verify(const BlobView& blob) {
   return VerifiedIr(blob);
 }
 
+Result<VerifiedIr> BlobIr::verified() {
+  if (!verified_ && refused_ == Error::Ok) {
+    Result<VerifiedIr> ir = VerifiedIr::verify(blob_);
+    if (ir.ok()) {
+      verified_ = *ir;
+    } else {
+      refused_ = ir.error();
+    }
+  }
+  if (verified_) {
+    return *verified_;
+  }
+  return refused_;
+}
+
 Result<BlobView> parse_blob_header(const void* data, size_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   if (bytes == nullptr || size < 16) {

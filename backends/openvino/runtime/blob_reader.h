@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include <executorch/runtime/core/result.h>
@@ -53,6 +54,23 @@ class VerifiedIr {
  private:
   explicit VerifiedIr(const BlobView& blob) : blob_(blob) {}
   BlobView blob_;
+};
+
+/// A blob's IR, verified at most once however many models a load compiles from it
+/// (the model of one token after the IR itself): the checksum reads every byte.
+class BlobIr {
+ public:
+  explicit BlobIr(const BlobView& blob) : blob_(blob) {}
+
+  const BlobView& blob() const { return blob_; }
+
+  /// VerifiedIr::verify(blob()) at the first call, the same result after it.
+  executorch::runtime::Result<VerifiedIr> verified();
+
+ private:
+  BlobView blob_;
+  std::optional<VerifiedIr> verified_;
+  executorch::runtime::Error refused_ = executorch::runtime::Error::Ok;  // the error of a failed verification
 };
 
 }  // namespace executorch_openvino

@@ -11,7 +11,15 @@
  */
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
+
+#include <sys/types.h>
+
+#include "blob_format.h"
 
 namespace executorch_openvino {
 
@@ -30,5 +38,28 @@ inline bool is_cache_file_name(std::string_view name) {
                          name.substr(name.size() - kCompiledModelSuffix.size()) == kCompiledModelSuffix;
   return ours || openvinos;
 }
+
+/// The name, without folder or extension, of the IR files of the IR whose digest is
+/// `digest`: etov-ir-<digest in hex>; with a `variant`, of a model the runtime
+/// derives from that IR: etov-ir-<digest in hex>-<variant>.
+std::string ir_file_stem(const std::array<uint8_t, kBlobDigestSize>& digest, std::string_view variant = {});
+
+/// The variant of the model of one token (one_token_model.h): the size of dimension
+/// `tokens_dim` of input `tokens_input` fixed at 1; in PagedAttention form with
+/// `paged_attention`.
+std::string one_token_variant(size_t tokens_input, size_t tokens_dim, bool paged_attention);
+
+/// The variant of the IR in PagedAttention form (paged_attention.h).
+std::string paged_attention_variant();
+
+/// What follows a file's stem while a writer, process `pid` of instance `instance`
+/// (a number that tells processes of the same pid in other PID namespaces apart),
+/// writes it: kTemporaryMarker, then the pid, the instance and the writer's
+/// `count`-th temporary file.
+std::string temporary_suffix(pid_t pid, uint64_t instance, unsigned long count);
+
+/// The pid of the process that writes `name` (a file name, no folder) as a
+/// temporary file (temporary_suffix), or nullopt when `name` is not one of ours.
+std::optional<pid_t> writer_of_temporary(std::string_view name);
 
 }  // namespace executorch_openvino

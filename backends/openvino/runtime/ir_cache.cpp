@@ -9,15 +9,14 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include <executorch/runtime/platform/log.h>
@@ -41,22 +40,10 @@ struct IrFiles {
   fs::path bin;
 };
 
-std::string hex(const std::array<uint8_t, kBlobDigestSize>& digest) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  text.reserve(2 * digest.size());
-  for (const uint8_t byte : digest) {
-    text.push_back(kDigits[byte >> 4]);
-    text.push_back(kDigits[byte & 0xf]);
-  }
-  return text;
-}
-
-// Where the IR of `blob` (which has a digest) lives in `cache_dir`; with a
-// `variant`, the IR of a model derived from it.
-IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob, const std::string& variant = "") {
-  const fs::path stem =
-      fs::path(cache_dir) / (std::string(kIrFilePrefix) + hex(blob.ir_digest) + (variant.empty() ? "" : "-" + variant));
+// Where the IR files of `blob` (which has a digest) are in `cache_dir`: those of
+// the IR itself, or with a `variant`, of a model derived from it.
+IrFiles ir_files_in(const std::string& cache_dir, const BlobView& blob, std::string_view variant) {
+  const fs::path stem = fs::path(cache_dir) / ir_file_stem(blob.ir_digest, variant);
   IrFiles files{stem, stem};
   files.xml += ".xml";
   files.bin += ".bin";
@@ -138,11 +125,8 @@ fs::path temporary_next_to(const fs::path& target) {
   static std::atomic<unsigned long> count{0};
   int problem = EEXIST;
   for (int attempt = 0; attempt < 8 && problem == EEXIST; ++attempt) {
-    char unique[64];
-    std::snprintf(unique, sizeof(unique), "%d-%016llx-%lu", static_cast<int>(::getpid()),
-                  static_cast<unsigned long long>(process_instance()), count++);
     fs::path temporary = target.parent_path() / target.stem();
-    temporary += std::string(kTemporaryMarker) + unique;
+    temporary += temporary_suffix(::getpid(), process_instance(), count++);
     temporary += target.extension();
     problem = claim(temporary);
     if (problem == 0) {
@@ -152,22 +136,6 @@ fs::path temporary_next_to(const fs::path& target) {
   ET_LOG(Error, "OpenVINO model cache: cannot write %s: no temporary file next to it (%s)", target.c_str(),
          std::strerror(problem));
   return {};
-}
-
-// The id of the process that wrote `name` as a temporary file (temporary_next_to),
-// or nullopt when `name` is not one of ours.
-std::optional<pid_t> writer_of_temporary(const std::string& name) {
-  const size_t marker = name.rfind(kTemporaryMarker);
-  if (name.compare(0, kIrFilePrefix.size(), kIrFilePrefix) != 0 || marker == std::string::npos) {
-    return std::nullopt;
-  }
-  const char* digits = name.data() + marker + kTemporaryMarker.size();
-  pid_t pid = 0;
-  const auto [after, problem] = std::from_chars(digits, name.data() + name.size(), pid);
-  if (problem != std::errc() || after == digits || *after != '-' || pid <= 0) {
-    return std::nullopt;
-  }
-  return pid;
 }
 
 // A temporary file is abandoned when its writer is gone (it crashed or was killed
@@ -188,7 +156,7 @@ bool is_abandoned(const fs::directory_entry& entry, pid_t writer) {
 void remove_abandoned_temporaries(const std::string& cache_dir) {
   std::error_code error;
   for (fs::directory_iterator it(cache_dir, error), end; !error && it != end; it.increment(error)) {
-    const std::optional<pid_t> writer = writer_of_temporary(it->path().filename().string());
+    const std::optional<pid_t> writer = writer_of_temporary(it->path().filename().native());
     if (writer && is_abandoned(*it, *writer)) {
       std::error_code ignored;
       if (fs::remove(it->path(), ignored)) {
@@ -303,36 +271,118 @@ std::optional<fs::file_time_type> remove_old_xml(const fs::path& xml) {
   return time;
 }
 
-// Writes the IR to `files`, each through a temporary file and a rename, so that a
-// reader never sees half a file; false, after a log line, when the directory
-// cannot be written. A replaced XML is removed first and comes back with a later
+// Writes the blob's IR to `files`, each through a temporary file and a rename, so
+// that a reader never sees half a file; false, after a log line, when they cannot
+// be written. A replaced XML is removed first and comes back with a later
 // modification time (remove_old_xml).
 bool write_ir_files(const IrFiles& files, const VerifiedIr& ir) {
   const BlobView& blob = ir.blob();
-  std::error_code error;
-  fs::create_directories(files.xml.parent_path(), error);
-  if (error) {
-    ET_LOG(Error, "OpenVINO model cache: cannot create %s: %s", files.xml.parent_path().c_str(),
-           error.message().c_str());
-    return false;
-  }
   const std::optional<fs::file_time_type> old_xml_time = remove_old_xml(files.xml);
   // The weights go first: a reader that finds the XML finds its weights too.
   return write_file(files.bin, blob.ir_weights, blob.ir_weights_size, nullptr) &&
          write_file(files.xml, blob.ir_xml.data(), blob.ir_xml.size(), old_xml_time ? &*old_xml_time : nullptr);
 }
 
-// Writes the verified IR to `files` and compiles them.
-CacheLoad write_and_compile(ov::Core& core, const IrFiles& files, VerifiedIr ir, const CompileSettings& options) {
-  CacheLoad load;
-  if (!write_ir_files(files, ir)) {
-    load.outcome = CacheLoad::Outcome::kCacheUnusable;
-  } else {
-    load.compiled = compile_file(core, files, options);
-    load.outcome = load.compiled ? CacheLoad::Outcome::kCompiled : CacheLoad::Outcome::kNotCompiled;
+// Temporary files next to `files` that no other writer uses (temporary_next_to),
+// removed when this goes: a derived model is serialized into them, then they are
+// compared with `files` or renamed to them.
+class TemporaryIrFiles {
+ public:
+  explicit TemporaryIrFiles(const IrFiles& files)
+      : paths_{temporary_next_to(files.xml), temporary_next_to(files.bin)} {}
+  TemporaryIrFiles(const TemporaryIrFiles&) = delete;
+  TemporaryIrFiles& operator=(const TemporaryIrFiles&) = delete;
+  // Once renamed into place, a path names no file, and removing it does nothing.
+  ~TemporaryIrFiles() {
+    std::error_code ignored;
+    fs::remove(paths_.xml, ignored);
+    fs::remove(paths_.bin, ignored);
   }
-  load.verified = std::move(ir);
+
+  bool made() const { return !paths_.xml.empty() && !paths_.bin.empty(); }
+  const IrFiles& paths() const { return paths_; }
+
+ private:
+  IrFiles paths_;
+};
+
+// The outcome of a load whose IR files hold the verified IR (or what it derives
+// to) and that OpenVINO compiled into `compiled` (empty when it could not).
+CacheLoad compiled_from_files(ov::CompiledModel compiled) {
+  CacheLoad load;
+  load.outcome = compiled ? CacheLoad::Outcome::kCompiled : CacheLoad::Outcome::kNotCompiled;
+  load.compiled = std::move(compiled);
   return load;
+}
+
+CacheLoad cache_unusable() {
+  CacheLoad load;
+  load.outcome = CacheLoad::Outcome::kCacheUnusable;
+  return load;
+}
+
+// The blob's IR itself: `files` (`found` holds what OpenVINO compiled from them, when
+// they were there) must hold its bytes; written again when they do not.
+CacheLoad load_blob_ir(ov::Core& core, const IrFiles& files, std::optional<ov::CompiledModel> found,
+                       const VerifiedIr& ir, const CompileSettings& options) {
+  if (found && ir_files_hold(files, ir.blob())) {
+    return compiled_from_files(std::move(*found));
+  }
+  if (found) {
+    ET_LOG(Error, "OpenVINO model cache: %s does not hold this program's IR; writing it again", files.xml.c_str());
+  }
+  if (!write_ir_files(files, ir)) {
+    return cache_unusable();
+  }
+  return compiled_from_files(compile_file(core, files, options));
+}
+
+// A model derived from the blob's IR: `files` (`found` as in load_blob_ir) must hold
+// what `derive` makes of the verified IR, serialized next to them, then compared
+// with them or put in their place.
+Result<CacheLoad> load_derived_ir(ov::Core& core, const IrFiles& files, std::optional<ov::CompiledModel> found,
+                                  const VerifiedIr& ir, const CompileSettings& options, const DeriveModel& derive) {
+  const TemporaryIrFiles written(files);
+  if (!written.made()) {
+    return cache_unusable();
+  }
+  Result<std::shared_ptr<ov::Model>> model = derive(ir);
+  if (!model.ok()) {
+    return model.error();
+  }
+  try {
+    name_by_place(**model);
+    ov::serialize(*model, written.paths().xml.string(), written.paths().bin.string());
+  } catch (const std::exception& e) {
+    log_openvino_error("OpenVINO model cache: cannot write " + files.xml.string(), e);
+    return cache_unusable();
+  }
+  if (found && files_hold_the_same(written.paths().xml, files.xml) &&
+      files_hold_the_same(written.paths().bin, files.bin)) {
+    return compiled_from_files(std::move(*found));
+  }
+  if (found) {
+    ET_LOG(Error, "OpenVINO model cache: %s does not hold the model derived from this program's IR; writing it again",
+           files.xml.c_str());
+  }
+  const std::optional<fs::file_time_type> old_xml_time = remove_old_xml(files.xml);
+  // The weights go first, as in write_ir_files.
+  if (!put_in_place(written.paths().bin, files.bin, nullptr) ||
+      !put_in_place(written.paths().xml, files.xml, old_xml_time ? &*old_xml_time : nullptr)) {
+    return cache_unusable();
+  }
+  return compiled_from_files(compile_file(core, files, options));
+}
+
+// Creates `cache_dir` when it is not there; false, after a log line, when it cannot be.
+bool make_folder(const std::string& cache_dir) {
+  std::error_code error;
+  fs::create_directories(cache_dir, error);
+  if (error) {
+    ET_LOG(Error, "OpenVINO model cache: cannot create %s: %s", cache_dir.c_str(), error.message().c_str());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -345,100 +395,31 @@ bool imported_from_cache(const ov::CompiledModel& compiled) noexcept {
   }
 }
 
-Result<CacheLoad> load_through_model_cache(ov::Core& core, const BlobView& blob, const CompileSettings& options) {
+Result<CacheLoad> load_through_model_cache(ov::Core& core, BlobIr& blob_ir, const CompileSettings& options,
+                                           const IrForm& form) {
   remove_abandoned_temporaries(options.cache_dir);
-  const IrFiles files = ir_files_in(options.cache_dir, blob);
+  const IrFiles files = ir_files_in(options.cache_dir, blob_ir.blob(), form.variant);
   std::error_code error;
-  const bool found = fs::exists(files.xml, error) && fs::exists(files.bin, error);
-  CacheLoad load;
-  if (found) {
-    load.compiled = compile_file(core, files, options);
-    if (load.compiled && imported_from_cache(load.compiled)) {
-      load.outcome = CacheLoad::Outcome::kCompiled;  // OpenVINO read no IR: nothing to verify
-      return load;
+  std::optional<ov::CompiledModel> found;
+  if (fs::exists(files.xml, error) && fs::exists(files.bin, error)) {
+    found = compile_file(core, files, options);
+    if (*found && imported_from_cache(*found)) {
+      return compiled_from_files(std::move(*found));  // OpenVINO read no IR: nothing to verify
     }
   }
   // OpenVINO compiled the files, or they are about to be written: the IR must be
-  // the one that was exported, and the files must hold it.
-  Result<VerifiedIr> ir = VerifiedIr::verify(blob);
+  // the one that was exported, and the files must hold it (or what it derives to).
+  Result<VerifiedIr> ir = blob_ir.verified();
   if (!ir.ok()) {
     return ir.error();
   }
-  if (found && ir_files_hold(files, ir->blob())) {
-    load.outcome = load.compiled ? CacheLoad::Outcome::kCompiled : CacheLoad::Outcome::kNotCompiled;
-    load.verified = std::move(*ir);
-    return load;
+  if (!found && !make_folder(options.cache_dir)) {
+    return cache_unusable();
   }
-  if (found) {
-    ET_LOG(Error, "OpenVINO model cache: %s does not hold this program's IR; writing it again", files.xml.c_str());
+  if (form.variant.empty()) {
+    return load_blob_ir(core, files, std::move(found), *ir, options);
   }
-  return write_and_compile(core, files, std::move(*ir), options);
-}
-
-Result<ov::CompiledModel> compile_derived_through_model_cache(ov::Core& core, const BlobView& blob,
-                                                              const CompileSettings& options,
-                                                              const std::string& variant, const DeriveModel& derive) {
-  const IrFiles files = ir_files_in(options.cache_dir, blob, variant);
-  std::error_code error;
-  const bool found = fs::exists(files.xml, error) && fs::exists(files.bin, error);
-  ov::CompiledModel compiled;
-  if (found) {
-    compiled = compile_file(core, files, options);
-    if (compiled && imported_from_cache(compiled)) {
-      return compiled;  // OpenVINO read no IR: nothing to verify
-    }
-  }
-  // The files are missing, or OpenVINO compiled them: they must hold what the
-  // verified IR derives to. Serialized next to them, then compared or put in place.
-  Result<VerifiedIr> ir = VerifiedIr::verify(blob);
-  if (!ir.ok()) {
-    return ir.error();
-  }
-  const IrFiles written{temporary_next_to(files.xml), temporary_next_to(files.bin)};
-  const auto remove_written = [&written] {
-    std::error_code ignored;
-    fs::remove(written.xml, ignored);
-    fs::remove(written.bin, ignored);
-  };
-  if (written.xml.empty() || written.bin.empty()) {
-    remove_written();
-    return ov::CompiledModel{};
-  }
-  try {
-    const std::shared_ptr<ov::Model> model = derive(*ir);
-    name_by_place(*model);
-    ov::serialize(model, written.xml.string(), written.bin.string());
-  } catch (const std::exception& e) {
-    remove_written();
-    log_openvino_error("OpenVINO model cache: cannot write " + files.xml.string(), e);
-    return ov::CompiledModel{};
-  }
-  if (found && files_hold_the_same(written.xml, files.xml) && files_hold_the_same(written.bin, files.bin)) {
-    remove_written();
-    return compiled;
-  }
-  if (found) {
-    ET_LOG(Error, "OpenVINO model cache: %s does not hold the model derived from this program's IR; writing it again",
-           files.xml.c_str());
-    compiled = {};  // compiled from files that are about to go
-  }
-  const std::optional<fs::file_time_type> old_xml_time = remove_old_xml(files.xml);
-  // The weights go first, as in write_ir_files.
-  if (!put_in_place(written.bin, files.bin, nullptr) ||
-      !put_in_place(written.xml, files.xml, old_xml_time ? &*old_xml_time : nullptr)) {
-    remove_written();
-    return ov::CompiledModel{};
-  }
-  return compile_file(core, files, options);
-}
-
-std::shared_ptr<ov::Model> read_cached_ir(ov::Core& core, const std::string& cache_dir, const BlobView& blob) {
-  const IrFiles files = ir_files_in(cache_dir, blob);
-  if (!ir_files_hold(files, blob)) {
-    ET_LOG(Error, "OpenVINO model cache: %s does not hold the program's IR", files.xml.c_str());
-    return nullptr;
-  }
-  return core.read_model(files.xml.string());
+  return load_derived_ir(core, files, std::move(found), *ir, options, form.derive);
 }
 
 }  // namespace executorch_openvino

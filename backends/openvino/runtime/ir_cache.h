@@ -9,8 +9,9 @@
  * digest the exporter stored in the blob (etov-ir-<digest>.xml and .bin), and
  * every load compiles that path: a hit costs OpenVINO's import alone.
  *
- * A model the runtime derives from the IR (the model of one token) gets files of
- * its own in the same way, named by the digest and a variant.
+ * A model the runtime derives from the IR (the model of one token, the
+ * PagedAttention form) gets files of its own in the same way, named by the digest
+ * and a variant.
  *
  * OpenVINO compiles from the files on a miss of its own cache (another precision,
  * a new OpenVINO release, a deleted cache entry). The files are then compared
@@ -37,49 +38,45 @@ namespace executorch_openvino {
 /// device cannot tell.
 bool imported_from_cache(const ov::CompiledModel& compiled) noexcept;
 
-/// The IR files of `blob` (which has a digest) in `cache_dir`, read as a model to
-/// compile once more after a load through the cache. A load that OpenVINO served
-/// from its cache read neither file, so they are compared with the blob first:
-/// nullptr, after a log line, when they differ. Throws what OpenVINO throws.
-std::shared_ptr<ov::Model> read_cached_ir(ov::Core& core, const std::string& cache_dir, const BlobView& blob);
+/// Makes a model from the verified IR of a blob: an Error after a log line, or
+/// throws what OpenVINO throws.
+using DeriveModel = std::function<executorch::runtime::Result<std::shared_ptr<ov::Model>>(const VerifiedIr&)>;
 
-/// Makes a model from the verified IR of a blob.
-using DeriveModel = std::function<std::shared_ptr<ov::Model>(const VerifiedIr&)>;
-
-/// Compiles a model the runtime derives from the blob's IR (such as the model of
-/// one token) through IR files of its own in options.cache_dir (set, and
-/// blob.has_ir_digest()): etov-ir-<digest>-<variant>.xml and .bin, so that a load
-/// OpenVINO serves from its cache reads no IR. `derive` runs only when the files
-/// are missing or OpenVINO compiled them rather than importing them: its model is
-/// serialized next to them, then compared with them or put in their place, so
-/// damaged files never become a model. A change to what `derive` makes must come
-/// with a new `variant`: a cache hit never sees it. An empty model, after a log
-/// line, when `derive` throws or the files cannot be written or compiled: compile
-/// the derived model from memory then. InvalidArgument when the IR had to be read
-/// and its checksum does not match.
-executorch::runtime::Result<ov::CompiledModel> compile_derived_through_model_cache(ov::Core& core, const BlobView& blob,
-                                                                                   const CompileSettings& options,
-                                                                                   const std::string& variant,
-                                                                                   const DeriveModel& derive);
+/// Which model of a blob a load compiles.
+struct IrForm {
+  /// Empty: the blob's IR itself, whose files in the cache are the blob's bytes.
+  /// Else a model the runtime derives from that IR, with IR files of its own named
+  /// by this variant (cache_file_names.h). A change to what `derive` makes must come
+  /// with a new variant: a cache hit never runs it.
+  std::string variant;
+  /// The model to compile, made from the verified IR; required with a variant.
+  /// Empty for the blob's IR as it is, which OpenVINO then compiles from its text
+  /// and weights (keying a program without a digest in its own cache). Without a
+  /// variant, it may only add what the IR lacks (weights in the program's named
+  /// data), for a blob that does not go through the cache.
+  DeriveModel derive;
+};
 
 /// What a load through the model cache came to.
 struct CacheLoad {
   enum class Outcome {
     kCompiled,     // `compiled` holds the model: a cache hit, or compiled from files that hold the verified IR
-    kNotCompiled,  // OpenVINO cannot compile the files: compile `verified` from memory, which reports the IR's problems
-    kCacheUnusable,  // the folder cannot be created or written: load without the cache
+    kNotCompiled,  // OpenVINO cannot compile the files: compile the verified IR from memory, which reports its problems
+    kCacheUnusable,  // the folder or the files cannot be created or written: load without the cache
   };
   Outcome outcome = Outcome::kNotCompiled;
-  ov::CompiledModel compiled;          // kCompiled only
-  std::optional<VerifiedIr> verified;  // set when the IR was read and verified on the way
+  ov::CompiledModel compiled;  // kCompiled only
 };
 
-/// The model cache's one entry point: compiles `blob` through its IR files in
-/// options.cache_dir (set, and blob.has_ir_digest()), writing or rewriting the
-/// files from the verified IR when they are missing or differ. Logs what went
-/// wrong before any outcome but kCompiled. InvalidArgument when the IR had to be
-/// read and its checksum does not match.
-executorch::runtime::Result<CacheLoad> load_through_model_cache(ov::Core& core, const BlobView& blob,
-                                                                const CompileSettings& options);
+/// The model cache's one entry point: compiles `form` of the blob's IR through its
+/// IR files in options.cache_dir (set, and ir.blob().has_ir_digest()). A load that OpenVINO
+/// serves from its cache reads no IR. Otherwise the IR is verified and the files
+/// must hold it (or what form.derive makes of it): missing or different files are
+/// written again from it, through temporary files, so damaged files never become
+/// a model. Logs what went wrong before any outcome but kCompiled. InvalidArgument
+/// when the IR had to be read and its checksum does not match; the Error of
+/// form.derive; throws what form.derive throws.
+executorch::runtime::Result<CacheLoad> load_through_model_cache(ov::Core& core, BlobIr& ir,
+                                                                const CompileSettings& options, const IrForm& form);
 
 }  // namespace executorch_openvino

@@ -5,10 +5,11 @@ back to an earlier position or starts again; bad positions are refused as in the
 stateful form, and lowering refuses what the runtime could not run in this form."""
 
 import copy
+from pathlib import Path
 
 import pytest
 import torch
-from executorch_openvino import openvino_compile_specs
+from executorch_openvino import openvino_compile_specs, set_load_options
 from executorch_openvino.compile_specs import parse_compile_specs
 from executorch_openvino.paged_attention import check_paged_attention
 from harness import lower, run
@@ -101,6 +102,36 @@ def test_a_program_loaded_through_the_model_cache_decodes_like_eager(llama, tmp_
         assert_calls_like_eager(program.load_method(), llama, list(enumerate(tokens(36, seed=5))))
     assert list((tmp_path / "cache").glob("etov-ir-*-paged-attention-*.xml"))
     assert "paged_attention" not in capfd.readouterr().err
+
+
+@pytest.fixture
+def load_with_cache_dir():
+    """Sets the load option cache_dir for the loads of one test."""
+    yield lambda folder: set_load_options(cache_dir=str(folder))
+    set_load_options(cache_dir="")
+
+
+@pytest.mark.parametrize("folder", ["not_made_yet", "unwritable"])
+def test_the_paged_form_goes_through_the_model_cache_as_every_form_does(
+    program, llama, tmp_path, capfd, load_with_cache_dir, folder
+):
+    # One path compiles every form (runtime/compile_through_cache.cpp): a folder that is
+    # not there yet is made at the first load, and one that cannot be written is named
+    # and left out, the load keeping the paged form. The paged form once did neither:
+    # it wrote its files from the second load on, and went on without naming the folder.
+    if folder == "unwritable" and not Path("/proc/self").is_dir():
+        pytest.skip("needs Linux's /proc, a folder no file can be written to")
+    cache = tmp_path / "new" / "cache" if folder == "not_made_yet" else Path("/proc/self")
+    load_with_cache_dir(cache)
+    capfd.readouterr()
+    assert_calls_like_eager(program.load_method(), llama, list(enumerate(tokens(4, seed=12))))
+    err = capfd.readouterr().err
+    assert "paged_attention" not in err
+    if folder == "not_made_yet":
+        assert list(cache.glob("etov-ir-*-paged-attention-*.xml"))
+        assert "cannot write" not in err and "cannot create" not in err
+    else:
+        assert f"cache_dir {cache} cannot be used; loading without the cache" in err
 
 
 def test_lowering_refuses_a_dynamic_length_export(tmp_path):
