@@ -199,6 +199,12 @@ Result<CompiledForm> compile_paged(BlobIr& ir, const CompileSettings& options) {
                 to_paged_attention(model);
                 return model;
               }};
+  // Workaround, OpenVINO 2026.4.1: the IR files of this form cannot be compiled again.
+  // The CPU plugin needs each PagedAttention node's k_head_size and num_k_heads, which
+  // SDPAToPagedAttention sets as runtime info (required since openvinotoolkit/openvino#36363),
+  // and serializing the model drops them, so every load through the cache logged an error
+  // and compiled from memory anyway.
+  form.cacheable = false;
   return compile_through_cache(core, ir, options, form);
 }
 

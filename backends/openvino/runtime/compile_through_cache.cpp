@@ -60,6 +60,9 @@ Result<CompiledForm> compile_through_cache(ov::Core& core, BlobIr& ir, const Com
                                            const IrForm& form) {
   const BlobView& blob = ir.blob();
   CompileSettings settings = settings_for(blob, options);
+  if (!form.cacheable) {
+    settings.cache_dir.clear();
+  }
   // A program without a digest keeps cache_dir: OpenVINO's own cache of in-memory models.
   if (!settings.cache_dir.empty() && blob.has_ir_digest()) {
     Result<CacheLoad> load = load_through_model_cache(core, ir, settings, form);

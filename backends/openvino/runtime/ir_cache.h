@@ -55,6 +55,9 @@ struct IrForm {
   /// variant, it may only add what the IR lacks (weights in the program's named
   /// data), for a blob that does not go through the cache.
   DeriveModel derive;
+  /// False for a form whose IR files OpenVINO cannot compile again: it is compiled
+  /// from memory at every load, without cache_dir.
+  bool cacheable = true;
 };
 
 /// What a load through the model cache came to.

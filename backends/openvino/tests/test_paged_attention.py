@@ -96,12 +96,12 @@ def test_positions_past_the_cache_are_refused(program):
         step(method, 5, CONTEXT)
 
 
-def test_a_program_loaded_through_the_model_cache_decodes_like_eager(llama, tmp_path, capfd):
+def test_a_program_with_a_cache_dir_decodes_like_eager_at_every_load(llama, tmp_path, capfd):
     program = lowered(llama, tmp_path, cache_dir=str(tmp_path / "cache"))
-    for _ in range(2):  # the first load fills the cache, the second reads it
+    for _ in range(2):
         assert_calls_like_eager(program.load_method(), llama, list(enumerate(tokens(36, seed=5))))
-    assert list((tmp_path / "cache").glob("etov-ir-*-paged-attention-*.xml"))
-    assert "paged_attention" not in capfd.readouterr().err
+    err = capfd.readouterr().err
+    assert "paged_attention" not in err and "cannot" not in err
 
 
 @pytest.fixture
@@ -112,26 +112,23 @@ def load_with_cache_dir():
 
 
 @pytest.mark.parametrize("folder", ["not_made_yet", "unwritable"])
-def test_the_paged_form_goes_through_the_model_cache_as_every_form_does(
+def test_the_paged_form_is_compiled_from_memory_whatever_the_cache_dir(
     program, llama, tmp_path, capfd, load_with_cache_dir, folder
 ):
-    # One path compiles every form (runtime/compile_through_cache.cpp): a folder that is
-    # not there yet is made at the first load, and one that cannot be written is named
-    # and left out, the load keeping the paged form. The paged form once did neither:
-    # it wrote its files from the second load on, and went on without naming the folder.
+    # OpenVINO 2026.4.1 cannot compile this form's IR files again (OpenvinoBackend.cpp,
+    # compile_paged): each load through the cache logged an error and compiled from
+    # memory anyway. The form now leaves the cache alone, whatever the folder is.
     if folder == "unwritable" and not Path("/proc/self").is_dir():
         pytest.skip("needs Linux's /proc, a folder no file can be written to")
     cache = tmp_path / "new" / "cache" if folder == "not_made_yet" else Path("/proc/self")
     load_with_cache_dir(cache)
     capfd.readouterr()
-    assert_calls_like_eager(program.load_method(), llama, list(enumerate(tokens(4, seed=12))))
+    for _ in range(2):
+        assert_calls_like_eager(program.load_method(), llama, list(enumerate(tokens(4, seed=12))))
     err = capfd.readouterr().err
-    assert "paged_attention" not in err
+    assert "paged_attention" not in err and "cannot" not in err
     if folder == "not_made_yet":
-        assert list(cache.glob("etov-ir-*-paged-attention-*.xml"))
-        assert "cannot write" not in err and "cannot create" not in err
-    else:
-        assert f"cache_dir {cache} cannot be used; loading without the cache" in err
+        assert not list(cache.parent.glob("**/etov-ir-*-paged-attention-*.xml"))
 
 
 def test_lowering_refuses_a_dynamic_length_export(tmp_path):
