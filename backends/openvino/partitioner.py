@@ -12,6 +12,7 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export.exported_program import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
+from .backend_id import BACKEND_ID
 from .compile_specs import (
     SHARED_WEIGHTS,
     cpu_settings_place,
@@ -34,7 +35,6 @@ from .partition.sort_family import twin_claimed_nodes, warn_about_nodes_left_on_
 from .partition.symbolic_remainder import remainders_through_floor_division
 from .partition.symint_boundary import symbolic_values_crossing
 from .partition.trial_conversion import unconvertible_nodes
-from .preprocess import BACKEND_ID
 from .quantization.compressed_weights import warn_about_unpacks_on_cpu
 from .quantization.torchao_ops import decompose_torchao_ops
 
