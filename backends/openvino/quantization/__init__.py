@@ -1,2 +1,2 @@
-"""Quantized models: NNCF's packed 4-bit weights kept whole for OpenVINO (compressed_weights.py)
-and torchao's quantization ops decomposed into ops OpenVINO converts (torchao_ops.py)."""
+"""Quantized models: NNCF's packed 4-bit weights kept whole for OpenVINO (compressed_weights.py).
+torchao's quantization ops are decomposed before ExecuTorch's decomposition (pre_decomposition/torchao_ops.py)."""
