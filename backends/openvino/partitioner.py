@@ -23,6 +23,7 @@ from .compile_specs import (
 from .edge_graph.nodes import op_name
 from .edge_graph.program_inputs import constant_input_names
 from .partition.buffer_ownership import tag_owned_buffers
+from .partition.compressed_weights import warn_about_unpacks_on_cpu
 from .partition.copy_placement import CopyPlacement
 from .partition.kept_whole import ops_kept_whole
 from .partition.missing_kernels import warn_about_ops_without_kernels
@@ -34,7 +35,6 @@ from .partition.symint_boundary import symbolic_values_crossing
 from .partition.trial_conversion import unconvertible_nodes
 from .pre_decomposition import transform_before_decomposition
 from .preprocess import ExecutorchOpenvinoBackend  # noqa: F401  (defines the backend to_backend finds by BACKEND_ID)
-from .quantization.compressed_weights import warn_about_unpacks_on_cpu
 
 logger = logging.getLogger(__name__)
 

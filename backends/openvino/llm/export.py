@@ -110,7 +110,7 @@ def export_llm(
             ``ratio`` below 1) take a ``dataset`` of the model's inputs
             (``calibration.calibration_inputs``). :func:`check_compression` says what is refused.
             Needs the ``quantization`` extra. OpenVINO then receives 4-bit or 8-bit
-            weights (quantization/compressed_weights.py). With 4-bit weights in groups
+            weights (partition/compressed_weights.py). With 4-bit weights in groups
             (``"int4"``: 128) the CPU plugin quantizes activations in groups as long,
             unless ``compile_specs`` set ``dynamic_quantization_group_size``.
         generate_etrecord: also record an ETRecord (``program.get_etrecord()``), which
