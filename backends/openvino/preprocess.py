@@ -24,8 +24,8 @@ from .compile_specs import (
 )
 from .conversion import to_openvino_model
 from .native_library import RuntimeLibraryUnavailable, nested, runtime_compile_config
-from .paged_attention import check_paged_attention
-from .profiling import layer_debug_handle_map
+from .preprocessing.debug_handle_map import layer_debug_handle_map
+from .preprocessing.paged_attention import check_paged_attention
 from .serialization.blob import FACT_FAKE_QUANTIZE, model_facts, write_blob
 from .serialization.named_weights import name_shared_weights
 
