@@ -23,7 +23,7 @@ cmake_prefix_path = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), 
 
 # Each public name that needs more than this module, by the module that defines it.
 _LAZY_NAMES = {
-    "BACKEND_ID": "preprocess",
+    "BACKEND_ID": "backend_id",
     "ExecutorchOpenvinoBackend": "preprocess",
     "OpenvinoPartitioner": "partitioner",
     "OpenvinoOptions": "compile_specs",

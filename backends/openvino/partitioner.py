@@ -12,6 +12,7 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export.exported_program import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
+from .backend_id import BACKEND_ID
 from .compile_specs import (
     SHARED_WEIGHTS,
     cpu_settings_place,
@@ -19,24 +20,21 @@ from .compile_specs import (
     parse_compile_specs,
     with_defaults,
 )
-from .decompositions import decompose_ops_without_kernels
-from .edge_graph.nodes import matches_op_type, op_name
+from .edge_graph.nodes import op_name
 from .edge_graph.program_inputs import constant_input_names
-from .partition.attention_layout import copy_before_views_after_attention
 from .partition.buffer_ownership import tag_owned_buffers
+from .partition.compressed_weights import warn_about_unpacks_on_cpu
 from .partition.copy_placement import CopyPlacement
-from .partition.kept_whole import SDPA, ops_kept_whole
+from .partition.kept_whole import ops_kept_whole
 from .partition.missing_kernels import warn_about_ops_without_kernels
 from .partition.op_support import OpenvinoOperatorSupport, assert_nodes
 from .partition.shared_buffers import BuffersAcrossMethods
 from .partition.shared_weights import WeightsAcrossMethods
-from .partition.sort_family import twin_claimed_nodes, warn_about_nodes_left_on_cpu, warn_about_twins_left_on_cpu
-from .partition.symbolic_remainder import remainders_through_floor_division
+from .partition.sort_family import warn_about_nodes_left_on_cpu, warn_about_twins_left_on_cpu
 from .partition.symint_boundary import symbolic_values_crossing
 from .partition.trial_conversion import unconvertible_nodes
-from .preprocess import BACKEND_ID
-from .quantization.compressed_weights import warn_about_unpacks_on_cpu
-from .quantization.torchao_ops import decompose_torchao_ops
+from .pre_decomposition import transform_before_decomposition
+from .preprocess import ExecutorchOpenvinoBackend  # noqa: F401  (defines the backend to_backend finds by BACKEND_ID)
 
 logger = logging.getLogger(__name__)
 
@@ -83,22 +81,13 @@ class OpenvinoPartitioner(Partitioner):
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
         """Records the method's buffers (partition/shared_buffers.py) and large weights
-        (partition/shared_weights.py), decomposes torchao's quantization
-        ops (quantization/torchao_ops.py) and the ops no ExecuTorch CPU kernel runs (decompositions/),
-        computes remainders of symbolic ints as Python does (partition/symbolic_remainder.py), names the
-        sort family's nodes left on the CPU, which ExecuTorch's portable kernels lack, and gives those of
-        several results that OpenVINO takes their twin op (partition/sort_family.py) and makes views of
-        attention results hold under the kept op's layout (partition/attention_layout.py)."""
+        (partition/shared_weights.py), names the sort family's nodes left on the CPU, which
+        ExecuTorch's portable kernels lack (partition/sort_family.py), then runs the transforms
+        of pre_decomposition/ in the order its ``TRANSFORMS`` lists."""
         self._methods.record(exported_program)
         self._weights.record(exported_program)
-        exported_program = decompose_torchao_ops(exported_program)
-        exported_program = decompose_ops_without_kernels(exported_program, self.op_types_to_skip)
         warn_about_nodes_left_on_cpu(exported_program, self.op_types_to_skip, self.op_names_to_skip)
-        exported_program = twin_claimed_nodes(exported_program, self.op_types_to_skip, self.op_names_to_skip)
-        exported_program = remainders_through_floor_division(exported_program)
-        if matches_op_type(str(SDPA), self.op_types_to_skip):
-            return exported_program
-        return copy_before_views_after_attention(exported_program, SDPA)
+        return transform_before_decomposition(exported_program, self.op_types_to_skip, self.op_names_to_skip)
 
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         placement = CopyPlacement(

@@ -13,6 +13,7 @@ from torch.export import ExportedProgram
 
 import openvino as ov
 
+from .backend_id import BACKEND_ID as BACKEND_ID  # its home is backend_id.py
 from .compile_specs import (
     CACHE_DIR,
     OpenvinoOptions,
@@ -23,8 +24,8 @@ from .compile_specs import (
 )
 from .conversion import to_openvino_model
 from .native_library import RuntimeLibraryUnavailable, nested, runtime_compile_config
-from .paged_attention import check_paged_attention
-from .profiling import layer_debug_handle_map
+from .preprocessing.debug_handle_map import layer_debug_handle_map
+from .preprocessing.paged_attention import check_paged_attention
 from .serialization.blob import FACT_FAKE_QUANTIZE, model_facts, write_blob
 from .serialization.named_weights import name_shared_weights
 
@@ -36,7 +37,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
     """Converts a partition with OpenVINO's PyTorch frontend and stores its IR.
 
     ``to_backend`` finds this class by name, so its name is the backend id the
-    C++ runtime registers (``BACKEND_ID``).
+    C++ runtime registers (``BACKEND_ID``, backend_id.py).
     """
 
     @staticmethod
@@ -61,9 +62,6 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         return PreprocessResult(
             processed_bytes=write_blob(model), debug_handle_map=debug_handle_map, data_store_output=named_weights
         )
-
-
-BACKEND_ID: str = ExecutorchOpenvinoBackend.__name__
 
 
 def warn_if_float64(model: ov.Model) -> None:

@@ -230,7 +230,7 @@ _ENTRIES = (
         "CPU plugin",
         "computes an int32/int64 Select fused with the comparison it reads in float32: where(x != 0, a, b) "
         "gives -2**31 for 2**31 - 1 and -18084880 for -18084881",
-        ("conversion.rewrites.model_edits.select_integers", "decompositions.scans.choose"),
+        ("conversion.rewrites.model_edits.select_integers", "pre_decomposition.ops_without_kernels.scans.choose"),
     ),
     Workaround(
         "scatter_extremes_drop_nan",

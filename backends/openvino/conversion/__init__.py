@@ -15,9 +15,9 @@ from torch.export import ExportedProgram
 
 import openvino as ov
 
+from ..edge_graph.debug_handles import node_debug_handles
 from ..edge_graph.dtypes import OPENVINO_TYPES
 from ..edge_graph.program_inputs import buffer_initial_values, buffer_writes
-from ..profiling import node_debug_handles
 from .frontend import convert_with_frontend, input_type_and_shape, return_each_value_once, to_graph_module
 from .rewrites import Partition, rewrite_model
 
@@ -35,7 +35,7 @@ def to_openvino_model(
     with. `may_run_on_cpu` says whether the target device may run it on the CPU
     plugin, whose own behaviour some rewrites handle. A `debug_handles` dict
     receives the edge debug handles of the converted graph's nodes, by the node
-    names that start the model's op names (profiling.py). `per_sequence_inputs` names
+    names that start the model's op names (edge_graph/debug_handles.py). `per_sequence_inputs` names
     inputs whose values are computed once per sequence (rewrites/per_sequence_values.py).
     """
     graph_module = to_graph_module(edge_program)

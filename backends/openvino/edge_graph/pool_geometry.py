@@ -73,6 +73,18 @@ class AvgPool:
         ]
 
 
+def needs_explicit_padding(pool: AvgPool) -> bool:
+    """Whether OpenVINO averages a pool's last ceil-mode window otherwise than PyTorch: it
+    divides a window past the padding by the whole kernel (passes/exact_ceil_mode_avg_pool.py
+    writes the padding in; partition/argument_rules.py keeps the pools it cannot rewrite on the CPU)."""
+    return (pool.count_include_pad or pool.divisor_override is not None) and pool.has_window_past_padding()
+
+
+def is_static(pool: AvgPool) -> bool:
+    """Whether every spatial size of the pool's input is known when the program is lowered."""
+    return all(isinstance(size, int) for size in pool.sizes)
+
+
 def _floor_pooled_size(size: int, kernel: int, stride: int, padding: int) -> int:
     return (size + 2 * padding - kernel) // stride + 1
 

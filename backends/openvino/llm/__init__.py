@@ -1,13 +1,9 @@
 """Exporting decoder LLMs for the OpenVINO delegate and ExecuTorch's LLM runner."""
 
-from .export import (
-    SPEED_PRESET,
-    WEIGHT_COMPRESSION_FORMS,
-    compile_specs_for_compressed_weights,
-    export_llm,
-    runner_metadata,
-)
+from .decoder_program import export_llm, runner_metadata
+from .export import SPEED_PRESET
 from .huggingface import export_huggingface_llm
+from .weight_compression import WEIGHT_COMPRESSION_FORMS, compile_specs_for_compressed_weights
 
 __all__ = [
     "SPEED_PRESET",

@@ -9,7 +9,7 @@ inputs the exported decoder takes, ``(tokens [1, S], {"input_pos": positions})``
 - a static export (one token a call) gets each line token by token, its positions
   counting up, so that the KV cache holds the line as it goes.
 
-The algorithms are NNCF's, called by export.py (``compressed_module``).
+The algorithms are NNCF's, called by weight_compression.py (``compressed_module``).
 """
 
 from __future__ import annotations

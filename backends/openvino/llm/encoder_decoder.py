@@ -34,13 +34,9 @@ from executorch.exir.backend.compile_spec_schema import CompileSpec
 
 from ..compile_specs import PER_SEQUENCE_INPUTS, openvino_compile_specs, parse_compile_specs, with_defaults
 from ..partitioner import OpenvinoPartitioner
-from .export import (
-    compile_specs_for_compressed_weights,
-    compressed_module,
-    compression_settings,
-    modules_in_eval_mode,
-)
+from .decoder_program import modules_in_eval_mode
 from .huggingface import configured_eos_ids, mask_table, require_transformers
+from .weight_compression import compile_specs_for_compressed_weights, compressed_module, compression_settings
 
 logger = logging.getLogger(__name__)
 

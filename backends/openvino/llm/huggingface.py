@@ -35,7 +35,7 @@ import torch
 from executorch.exir import ExecutorchProgramManager
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 
-from .export import export_llm
+from .decoder_program import export_llm
 
 logger = logging.getLogger(__name__)
 

@@ -28,14 +28,14 @@ from executorch.exir.backend.compile_spec_schema import CompileSpec
 
 from ..compile_specs import parse_compile_specs, with_defaults
 from ..partitioner import OpenvinoPartitioner
-from .export import (
+from .decoder_program import modules_in_eval_mode
+from .huggingface import EmbeddingsDecoder, configured_bos_id, configured_eos_ids, require_transformers
+from .weight_compression import (
     check_compression,
     compile_specs_for_compressed_weights,
     compressed_module,
     compression_settings,
-    modules_in_eval_mode,
 )
-from .huggingface import EmbeddingsDecoder, configured_bos_id, configured_eos_ids, require_transformers
 
 logger = logging.getLogger(__name__)
 

@@ -1,9 +1,9 @@
 """What ``OpenvinoPartitioner`` (partitioner.py) decides, one rule per module.
 
-Before partitioning (``transform_for_pre_decomposition``): remainders of symbolic
-ints written as Python computes them (symbolic_remainder.py), views of attention
-results made layout-proof (attention_layout.py); ``ops_to_not_decompose``: the ops
-kept whole for OpenVINO (kept_whole.py). Then, node by node: the op and its dtypes
+Before ExecuTorch decomposes the program (after pre_decomposition/'s transforms):
+the buffers and weights each method reads (shared_buffers.py, shared_weights.py),
+and, for ``ops_to_not_decompose``, the ops kept whole for OpenVINO (kept_whole.py,
+sort_family.py). Then, node by node: the op and its dtypes
 (op_support.py), its arguments (argument_rules.py), where copies run
 (copy_placement.py), which symbolic sizes may cross a boundary
 (symint_boundary.py), and a trial conversion of each proposed partition

@@ -17,10 +17,9 @@ from typing import Callable, Dict, Optional
 import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
+from ..edge_graph.multi_index import integer_index_dims
 from ..edge_graph.nodes import DTYPE_CASTS, op_name
-from ..edge_graph.pool_geometry import AvgPool
-from ..passes.exact_ceil_mode_avg_pool import is_static, needs_explicit_padding
-from ..passes.wrap_negative_indices import integer_index_dims
+from ..edge_graph.pool_geometry import AvgPool, is_static, needs_explicit_padding
 from ..workarounds import works_around
 from . import sort_family
 

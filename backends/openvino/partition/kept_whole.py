@@ -4,7 +4,7 @@ OpenVINO has one op for scaled dot-product attention, which its CPU plugin runs 
 one fused kernel (and, for an LLM's cache, fuses with it). ExecuTorch's edge
 dialect decomposes it into matmuls, a softmax and the mask's arithmetic unless
 the partitioner claims it. NNCF's unpacking of 4-bit weights is kept whole for the
-same reason (quantization/compressed_weights.py), and the sorting, selection and set
+same reason (compressed_weights.py), and the sorting, selection and set
 ops outside core ATen because nothing else computes them (partition/sort_family.py).
 ExecuTorch raises when a claimed node is neither delegated nor decomposed, so a node
 is claimed only when OpenVINO converts it for sure; the others are decomposed as before.
@@ -19,9 +19,9 @@ from torch.export import ExportedProgram
 
 from ..edge_graph.nodes import matches_op_type, op_name, tensor_value
 from ..edge_graph.program_inputs import constant_input_names
-from ..quantization.compressed_weights import STACK, UNPACK_SHIFT, is_unpack_node
 from ..workarounds import works_around
 from . import sort_family
+from .compressed_weights import STACK, UNPACK_SHIFT, is_unpack_node
 
 SDPA = torch.ops.aten.scaled_dot_product_attention.default
 # Missing from the table of ops the frontend converts (openvino_supported_ops), which

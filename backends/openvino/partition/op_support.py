@@ -12,8 +12,8 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from ..conversion.translators import TRANSLATORS
 from ..edge_graph.dtypes import BOUND_DTYPES
 from ..edge_graph.nodes import DIM_ORDER_OPS, matches_op_type, op_name
-from ..quantization.compressed_weights import is_unpack_node
 from .argument_rules import argument_refusal
+from .compressed_weights import is_unpack_node
 from .kept_whole import KEPT_WHOLE_OPS
 
 logger = logging.getLogger(__name__)

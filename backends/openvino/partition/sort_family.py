@@ -4,7 +4,8 @@ Our translators (conversion/translators/) compute these ops as eager PyTorch doe
 Those outside core ATen have no decomposition, so ExecuTorch's edge dialect refuses
 them unless the partitioner claims them: the ops of one result through
 ``ops_to_not_decompose`` (kept_whole.py), the ops of several results by giving each
-node a twin before the edge dialect is made (edge_graph/twin_ops.py says why). A
+node a twin before the edge dialect is made (pre_decomposition/sort_family_twins.py;
+edge_graph/twin_ops.py says why). A
 node is claimed exactly when the partitioner takes it, that is when ``refusal``
 finds nothing. The variants refused are those no OpenVINO form reproduces; each
 reason says why.
@@ -22,7 +23,7 @@ from torch.export import ExportedProgram
 
 from ..edge_graph.dtypes import BOUND_DTYPES
 from ..edge_graph.nodes import matches_op_type, op_name
-from ..edge_graph.twin_ops import aten_op_of, twin
+from ..edge_graph.twin_ops import aten_op_of
 from ..workarounds import not_a_workaround, works_around
 
 logger = logging.getLogger(__name__)
@@ -195,31 +196,6 @@ def refusal(node: torch.fx.Node) -> Optional[str]:
 def claims(node: torch.fx.Node) -> bool:
     """Whether the partitioner takes this node, so ExecuTorch is to keep it whole."""
     return node.op == "call_function" and _bound(node) and refusal(node) is None
-
-
-def twin_claimed_nodes(
-    program: ExportedProgram, op_types_to_skip: Collection[str], op_names_to_skip: Collection[str]
-) -> ExportedProgram:
-    """A program whose nodes of ops in TWINNED that the partitioner takes call their twin op;
-    `program` itself is not changed. Returns `program` when it has none."""
-
-    def taken(node: torch.fx.Node) -> bool:
-        return (
-            node.op == "call_function"
-            and node.target in TWINNED
-            and not matches_op_type(op_name(node), op_types_to_skip)
-            and node.name not in op_names_to_skip
-            and claims(node)
-        )
-
-    if not any(taken(node) for node in program.graph.nodes):
-        return program
-    program = program.run_decompositions({})  # a copy of the graph; `{}` decomposes nothing
-    for node in program.graph.nodes:
-        if taken(node):
-            node.target = twin(node.target)
-    program.graph_module.recompile()
-    return program
 
 
 def warn_about_twins_left_on_cpu(graph: torch.fx.Graph) -> None:

@@ -20,7 +20,7 @@ from torch.export import ExportedProgram
 
 from ..conversion.frontend import convert_with_frontend, decoder_input, prepare_graph_module, return_each_value_once
 from ..edge_graph.program_inputs import constant_input_names
-from ..quantization.compressed_weights import unpacked_stand_ins
+from .compressed_weights import unpacked_stand_ins
 
 # The frontend's error names each failed node as "<fx node name>/<op name>", then its message.
 _FAILED_NODE = re.compile(

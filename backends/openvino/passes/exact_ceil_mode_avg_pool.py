@@ -22,20 +22,11 @@ from __future__ import annotations
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
-from ..edge_graph.pool_geometry import AvgPool, avg_pools
+from ..edge_graph.pool_geometry import AvgPool, avg_pools, is_static, needs_explicit_padding
 from ..workarounds import works_around
 from .graph_edits import emit, replace
 
 aten = exir_ops.edge.aten
-
-
-def needs_explicit_padding(pool: AvgPool) -> bool:
-    """Whether a pool's last ceil-mode window is averaged otherwise by OpenVINO (see the module)."""
-    return (pool.count_include_pad or pool.divisor_override is not None) and pool.has_window_past_padding()
-
-
-def is_static(pool: AvgPool) -> bool:
-    return all(isinstance(size, int) for size in pool.sizes)
 
 
 @works_around("avg_pool_ceil_window_past_padding", "avg_pool_divisor_override_refused")

@@ -12,28 +12,14 @@ partitioner keeps on the CPU those over a dimension of dynamic size
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 
+from ..edge_graph.multi_index import integer_index_dims
 from ..edge_graph.nodes import op_name
 from ..workarounds import works_around
 
 INDEX = "aten.index.Tensor"
-
-
-def integer_index_dims(node: torch.fx.Node) -> List[int]:
-    """The dimensions that an index.Tensor node indexes with integer tensors, if two or more."""
-    indices: List[Optional[torch.fx.Node]] = list(node.args[1])
-    dims = [
-        dim
-        for dim, index in enumerate(indices)
-        if isinstance(index, torch.fx.Node)
-        and not index.meta["val"].dtype.is_floating_point
-        and index.meta["val"].dtype != torch.bool
-    ]
-    return dims if len([index for index in indices if index is not None]) >= 2 else []
 
 
 @works_around("negative_index_in_multi_index")

@@ -792,7 +792,7 @@ add("pad1d_reflect_2d_input_unbatched", lambda: Fn(lambda x: F.pad(x, (2, 2), mo
 
 # --------------------------------------------------------------------------- issue 40 (second half): ops no kernel ran
 # fmax, fmin, addmv, nn.Bilinear and scans with ties lower with the default EdgeCompileConfig
-# (decompositions/); trunc and 32/64-bit integer division run in OpenVINO (translators/trunc.py,
+# (pre_decomposition/ops_without_kernels/); trunc and 32/64-bit integer division run in OpenVINO (translators/trunc.py,
 # rewrites/exact_integer_division.py). NaN, -0.0 and a zero divisor: tests/test_ops_without_kernels.py.
 section("ops_without_kernels")
 
@@ -1084,7 +1084,7 @@ RUNS_NOWHERE: Dict[str, RunsNowhere] = {
         + _no_kernel("_linalg_svd"),
     ),
     # Eager rounds the quotient x / 10: OpenVINO's CPU plugin divides through a
-    # reciprocal, up to an ulp off, which moves a tie by ten (decompositions/rounding.py).
+    # reciprocal, up to an ulp off, which moves a tie by ten (pre_decomposition/ops_without_kernels/rounding.py).
     "round_decimals_minus_1": RunsNowhere(
         "aten::round",
         "rounding to tens rounds a quotient that OpenVINO's division may put an ulp off, "

@@ -147,7 +147,7 @@ class ProjectedAttention(torch.nn.Module):
 
 def test_attention_over_a_permuted_projection_is_one_openvino_op(tmp_path):
     # Kept whole, attention is traced again with a result laid out unlike at export,
-    # under which the merge of its heads could not be a view (partition/attention_layout.py).
+    # under which the merge of its heads could not be a view (pre_decomposition/attention_layout.py).
     check_against_eager(
         ProjectedAttention(),
         [(torch.randn(2, 10, 64),) for _ in range(2)],

@@ -26,6 +26,12 @@ def test_header_backend_id_is_the_python_backend_id():
     assert header_constant("kBackendId") == BACKEND_ID
 
 
+def test_to_backend_finds_the_backend_class_by_the_backend_id():
+    from executorch_openvino.preprocess import ExecutorchOpenvinoBackend
+
+    assert ExecutorchOpenvinoBackend.__name__ == BACKEND_ID
+
+
 def test_library_registers_under_the_python_backend_id():
     assert load_runtime_library().etov_backend_id().decode() == BACKEND_ID
 

@@ -1,4 +1,4 @@
-"""The core-ATen forms of ops no ExecuTorch kernel runs (decompositions/) against eager PyTorch.
+"""The core-ATen forms of ops no ExecuTorch kernel runs (pre_decomposition/ops_without_kernels/) against eager PyTorch.
 
 Each decomposition is plain torch code, so it runs eagerly here on many random inputs
 (ties, NaN, infinities, -0.0, empty and 0-d tensors, several dtypes) and is compared
@@ -15,7 +15,13 @@ from typing import List
 import pytest
 import torch
 import torch.nn.functional as F
-from executorch_openvino.decompositions import antialiased_resize, nan_ignoring_extremes, products, rounding, scans
+from executorch_openvino.pre_decomposition.ops_without_kernels import (
+    antialiased_resize,
+    nan_ignoring_extremes,
+    products,
+    rounding,
+    scans,
+)
 from harness import bitwise_equal
 
 SPECIAL = torch.tensor([0.0, -0.0, 1.0, -1.0, 2.0, float("nan"), float("inf"), -float("inf"), 0.5])

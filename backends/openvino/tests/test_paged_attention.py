@@ -11,7 +11,7 @@ import pytest
 import torch
 from executorch_openvino import openvino_compile_specs, set_load_options
 from executorch_openvino.compile_specs import parse_compile_specs
-from executorch_openvino.paged_attention import check_paged_attention
+from executorch_openvino.preprocessing.paged_attention import check_paged_attention
 from harness import lower, run
 from models import small_llama
 

@@ -15,6 +15,7 @@ from executorch_openvino.edge_graph.nodes import op_name
 from executorch_openvino.passes.accumulate_16_bit_floats_in_float32 import accumulate_16_bit_floats_in_float32
 from executorch_openvino.passes.accurate_log1p import accurate_log1p
 from executorch_openvino.passes.cast_reduction_input import cast_reduction_input
+from executorch_openvino.passes.exact_ceil_mode_avg_pool import exact_ceil_mode_avg_pool
 from executorch_openvino.passes.exact_float_rounded_division import exact_float_rounded_division
 from executorch_openvino.passes.exact_integer_sum import exact_integer_sum
 from executorch_openvino.passes.expand_lone_dequantize import expand_lone_dequantize
@@ -172,6 +173,31 @@ def test_avg_pool_divisor_override_becomes_an_average_times_a_constant():
     [average] = nodes_of(graph, "aten.avg_pool2d.default")
     assert average.args[6] is None
     assert len(nodes_of(graph, "aten.mul.Scalar")) == 1
+    assert_computes(graph, pool, x)
+
+
+def test_ceil_mode_avg_pool_counting_padding_becomes_a_pool_of_the_padded_input_without_padding():
+    def pool(x):
+        return F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True)
+
+    x = torch.randn(1, 2, 8, 8)
+    graph = exact_ceil_mode_avg_pool(graph_of(pool, x))
+    [pad] = nodes_of(graph, "aten.constant_pad_nd.default")
+    [average] = nodes_of(graph, "aten.avg_pool2d.default")
+    assert average.args[0] is pad
+    assert list(average.args[3]) == [0, 0] and average.args[5] is False
+    assert_computes(graph, pool, x)
+
+
+def test_ceil_mode_avg_pool_with_divisor_override_is_scaled_by_each_windows_part_inside():
+    def pool(x):
+        return F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, divisor_override=5)
+
+    x = torch.randn(1, 2, 8, 8)
+    graph = exact_ceil_mode_avg_pool(graph_of(pool, x))
+    [average] = nodes_of(graph, "aten.avg_pool2d.default")
+    assert average.args[6] is None
+    assert len(nodes_of(graph, "aten.mul.Tensor")) == 1 and len(nodes_of(graph, "aten.div.Scalar")) == 1
     assert_computes(graph, pool, x)
 
 

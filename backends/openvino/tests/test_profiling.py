@@ -20,8 +20,9 @@ from executorch.exir import to_edge_transform_and_lower
 from executorch.exir.lowered_backend_module import LoweredBackendModule
 from executorch.runtime import Runtime
 from executorch_openvino import BACKEND_ID, OpenvinoPartitioner, openvino_compile_specs
+from executorch_openvino.edge_graph.debug_handles import node_debug_handles
 from executorch_openvino.edge_graph.nodes import op_name
-from executorch_openvino.profiling import layer_metadata, node_debug_handles
+from executorch_openvino.profiling import layer_metadata
 from harness import eager, lower, run
 from models import small_llama
 

@@ -10,7 +10,7 @@ int32 and int64 alike, without an error. Both forms come here:
 - Python's ``//`` of symbolic ints (``(x.size(-1) - 9) // 8`` and other arithmetic on
   sizes, computed inside the delegate): a Divide the frontend names after the
   ``floordiv`` builtin. A symbolic remainder written as ``a - (a // b) * b``
-  (partition/symbolic_remainder.py) came out negative, and a pad to a multiple of 8
+  (pre_decomposition/symbolic_remainder.py) came out negative, and a pad to a multiple of 8
   cropped.
 
 Other Divides marked ``pythondiv`` are left alone: the frontend marks truncating

@@ -32,16 +32,10 @@ import openvino as ov
 import openvino.opset13 as ov_ops
 from openvino.op.util import Variable, VariableInfo
 
+from ...edge_graph.kv_cache_names import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
 from ...workarounds import not_a_workaround
 
 logger = logging.getLogger(__name__)
-
-#: The name the positions input gets, followed by ".max=<cache length>"; the C++
-#: runtime reads it (kCachePositionsName in runtime/include/executorch_openvino/backend.h).
-CACHE_POSITIONS_NAME = "executorch_openvino.cache_positions"
-#: What a grown cache's variable id ends with; the runtime empties those at position 0
-#: (kGrownCacheSuffix in backend.h).
-GROWN_CACHE_SUFFIX = ".grown"
 
 # A mask value at or below which softmax gives exactly 0, whatever the score it is added to.
 _HIDING = -1e30

@@ -28,7 +28,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ov_ops
 
-from ...profiling import ALSO_COMPUTES
+from ...edge_graph.debug_handles import ALSO_COMPUTES
 from ...workarounds import not_a_workaround
 from .per_sequence_values import COMPUTED_PER_SEQUENCE
 

@@ -12,8 +12,8 @@ from typing import List
 
 import openvino as ov
 
-from .compile_specs import OpenvinoOptions
-from .conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
+from ..compile_specs import OpenvinoOptions
+from ..edge_graph.kv_cache_names import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
 
 # The name SDPAToPagedAttention finds the tokens input by.
 _TOKENS_NAME = "input_ids"

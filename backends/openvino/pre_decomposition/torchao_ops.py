@@ -13,7 +13,7 @@ runs the quantization arithmetic and reads the integer weights.
 from __future__ import annotations
 
 import logging
-from typing import Set
+from typing import Collection, Set
 
 import torch
 from torch._export.utils import _get_decomp_for_cia
@@ -22,8 +22,12 @@ from torch.export import ExportedProgram
 logger = logging.getLogger(__name__)
 
 
-def decompose_torchao_ops(program: ExportedProgram) -> ExportedProgram:
-    """Decomposes every torchao op of `program` that is written in aten ops; returns `program` if none."""
+def decompose_torchao_ops(
+    program: ExportedProgram, op_types_to_skip: Collection[str], op_names_to_skip: Collection[str]
+) -> ExportedProgram:
+    """Decomposes every torchao op of `program` that is written in aten ops; returns `program` if none.
+
+    Every such op, whatever the user keeps on the CPU: ExecuTorch has no kernel for it."""
     ops = _torchao_ops_with_aten_kernels(program)
     if not ops:
         return program

@@ -3,7 +3,7 @@
 ExecuTorch decomposes ``y.transpose(1, 2).reshape(b, t, d)`` after attention into
 a ``view``, because the attention kernel that ran at export time returned its result
 in a layout where that transpose is contiguous. When attention is kept whole
-(kept_whole.py), ExecuTorch traces the program again with the op's generic
+(partition/kept_whole.py), ExecuTorch traces the program again with the op's generic
 implementation, whose result is laid out the other way, and the ``view`` fails
 ("Cannot view a tensor with shape ... and strides ...", seen with torch 2.13.0 and
 ExecuTorch 1.5.1): ViT-style blocks, whose
@@ -16,12 +16,13 @@ under either layout. OpenVINO drops the copy: its tensors have no strides.
 
 from __future__ import annotations
 
-from typing import List
+from typing import Collection, List
 
 import torch
 from torch.export import ExportedProgram
 
-from ..edge_graph.nodes import op_name
+from ..edge_graph.nodes import matches_op_type, op_name
+from ..partition.kept_whole import SDPA
 
 # torch.export keeps reshape (it becomes a view when ExecuTorch decomposes it).
 _VIEWS = frozenset({"aten.view.default", "aten.reshape.default", "aten._unsafe_view.default"})
@@ -48,12 +49,16 @@ _LAYOUT_OPS = (
 )
 
 
-def copy_before_views_after_attention(program: ExportedProgram, attention: torch._ops.OpOverload) -> ExportedProgram:
-    """A program whose views of `attention` results read contiguous copies; `program` itself is not changed.
+def copy_before_views_after_attention(
+    program: ExportedProgram, op_types_to_skip: Collection[str], op_names_to_skip: Collection[str]
+) -> ExportedProgram:
+    """A program whose views of the results of the attention op kept whole read contiguous copies;
+    `program` itself is not changed.
 
-    Returns `program` when it has no such view.
+    Returns `program` when it has no such view, or when `op_types_to_skip` keeps attention on the CPU.
     """
-    if not _views_after(program.graph, attention):
+    attention = SDPA
+    if matches_op_type(str(attention), op_types_to_skip) or not _views_after(program.graph, attention):
         return program
     program = program.run_decompositions({})  # a copy of the graph; `{}` decomposes nothing
     for view in _views_after(program.graph, attention):

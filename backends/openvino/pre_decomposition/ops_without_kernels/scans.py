@@ -40,7 +40,7 @@ from typing import Callable, Optional, Sequence, Tuple
 import torch
 from torch.utils._sympy.numbers import int_oo
 
-from ..workarounds import works_around
+from ...workarounds import works_around
 
 # Bool tensors are combined with bitwise_or/bitwise_and: OpenVINO 2026.4.1's PyTorch
 # frontend does not convert logical_or/logical_and.

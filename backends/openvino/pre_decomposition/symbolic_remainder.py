@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import operator
-from typing import List
+from typing import Collection, List
 
 import torch
 from torch.export import ExportedProgram
@@ -26,9 +26,13 @@ from torch.export import ExportedProgram
 logger = logging.getLogger(__name__)
 
 
-def remainders_through_floor_division(program: ExportedProgram) -> ExportedProgram:
+def remainders_through_floor_division(
+    program: ExportedProgram, op_types_to_skip: Collection[str], op_names_to_skip: Collection[str]
+) -> ExportedProgram:
     """A program whose symbolic int remainders are computed as ``a - (a // b) * b``;
-    `program` itself is not changed. Returns `program` when it has none."""
+    `program` itself is not changed. Returns `program` when it has none.
+
+    Every such remainder, whatever the user keeps on the CPU: it runs on the CPU either way."""
     if not _symbolic_remainders(program.graph):
         return program
     program = program.run_decompositions({})  # a copy of the graph; `{}` decomposes nothing

@@ -28,8 +28,8 @@ from typing import Callable, Collection, Dict, Set
 import torch
 from torch.export import ExportedProgram
 
-from ..edge_graph.nodes import matches_op_type
-from ..workarounds import not_a_workaround
+from ...edge_graph.nodes import matches_op_type
+from ...workarounds import not_a_workaround
 from . import antialiased_resize, nan_ignoring_extremes, products, rounding, scans
 
 logger = logging.getLogger(__name__)
@@ -56,11 +56,14 @@ DECOMPOSITIONS: Dict[torch._ops.OpOverload, Callable] = {
 @not_a_workaround(
     "ops with no ExecuTorch CPU kernel and no conversion in OpenVINO's PyTorch frontend, not ops it computes wrong"
 )
-def decompose_ops_without_kernels(program: ExportedProgram, op_types_to_skip: Collection[str]) -> ExportedProgram:
+def decompose_ops_without_kernels(
+    program: ExportedProgram, op_types_to_skip: Collection[str], op_names_to_skip: Collection[str]
+) -> ExportedProgram:
     """`program` with each op of ``DECOMPOSITIONS`` it calls written in core ATen ops.
 
     Ops the user keeps on the CPU (`op_types_to_skip`, "aten.cummax") are left as
-    they are. Returns `program` itself when it calls none of them.
+    they are; `op_names_to_skip` is not read (a decomposition applies to every node of
+    its op). Returns `program` itself when it calls none of them.
     """
     found = _ops_called(program) & {op for op in DECOMPOSITIONS if not matches_op_type(str(op), op_types_to_skip)}
     if not found:

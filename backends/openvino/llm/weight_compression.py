@@ -1,0 +1,150 @@
+"""Weight compression of an exported LLM with NNCF: the named forms, the arguments checked
+before anything is exported, and the compile specs compressed weights are lowered with.
+
+Read by every export of this folder (decoder_program.py, huggingface.py,
+encoder_decoder.py, vision_language.py) and by the command line (export.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Union
+
+import torch
+from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+from ..compile_specs import DYNAMIC_QUANTIZATION_GROUP_SIZE, openvino_compile_specs, parse_compile_specs, with_defaults
+from .calibration import DATA_AWARE
+
+#: Named weight-compression forms (``weight_compression="int4"``, ``--weight-compression
+#: int4``): the arguments of ``nncf.compress_weights`` each stands for. ``int4`` is the
+#: form the CPU plugin decodes fastest among those measured (benchmarks/llm_quantized.py;
+#: docs/llm.md#quantized-llms): 4-bit symmetric weights in groups of 128, the embedding
+#: and the output projection included (NNCF's default keeps those two 8-bit, and the
+#: output projection is read whole every token), as XNNPACK's 8da4w recipe does.
+WEIGHT_COMPRESSION_FORMS: Dict[str, Dict[str, Any]] = {
+    "int4": {"mode": "int4_sym", "group_size": 128, "ratio": 1.0, "all_layers": True},
+    "int8": {"mode": "int8_asym"},
+}
+
+
+#: The precisions NNCF keeps the layers in that a ratio below 1 leaves out of 4 bits.
+BACKUP_PRECISIONS = ("int8_asym", "int8_sym", "none")
+
+
+def compile_specs_for_compressed_weights(
+    compile_specs: Optional[List[CompileSpec]], compression: Optional[Mapping[str, Any]]
+) -> Optional[List[CompileSpec]]:
+    """The compile specs export_llm lowers weights compressed with `compression` (arguments
+    of ``nncf.compress_weights``) with: `compile_specs`, plus for 4-bit weights in groups
+    (the ``int4`` form: 128) dynamic_quantization_group_size as long as those groups,
+    unless `compile_specs` set it. A new list; `compile_specs` is left as it was.
+
+    The CPU plugin quantizes the activations of compressed-weight layers to int8 in groups
+    (its default 32, on CPUs with VNNI or AMX). In groups as long as the weights' its 4-bit
+    products run faster: with the ``int4`` form decode took 0.73-0.92x the time on an AMD
+    EPYC Zen 5 (OpenVINO 2026.4.1; benchmarks/results/llm-quantized-zen5-2026-12-05.md),
+    the largest relative logit error against f32 activations 1.1-1.4e-2 instead of
+    0.9-1.0e-2 (XNNPACK's 8da4w, one group per token: 1.5e-2 against its eager model).
+    """
+    settings = compression or {}
+    mode = str(getattr(settings.get("mode"), "value", settings.get("mode")))  # a CompressWeightsMode or its value
+    group = settings.get("group_size")
+    four_bit_groups = mode.startswith("int4") and isinstance(group, int) and group > 0
+    if not four_bit_groups or parse_compile_specs(compile_specs).dynamic_quantization_group_size is not None:
+        return compile_specs
+    activation_groups = openvino_compile_specs(dynamic_quantization_group_size=group)
+    return [*with_defaults(compile_specs), *(s for s in activation_groups if s.key == DYNAMIC_QUANTIZATION_GROUP_SIZE)]
+
+
+def compression_settings(weight_compression: Union[str, Mapping[str, Any]]) -> Dict[str, Any]:
+    """The ``nncf.compress_weights`` arguments a ``weight_compression`` value stands for."""
+    if isinstance(weight_compression, str):
+        if weight_compression not in WEIGHT_COMPRESSION_FORMS:
+            raise ValueError(
+                f"export_llm: weight_compression {weight_compression!r} is not a named form; "
+                f"use one of {sorted(WEIGHT_COMPRESSION_FORMS)} or a dict of nncf.compress_weights arguments"
+            )
+        return dict(WEIGHT_COMPRESSION_FORMS[weight_compression])
+    return dict(weight_compression)
+
+
+def compressed_module(exported: torch.export.ExportedProgram, settings: Dict[str, Any]) -> torch.nn.Module:
+    """The exported model with its weights compressed by NNCF, to be exported again.
+
+    `settings` are ``nncf.compress_weights`` arguments, checked by :func:`check_compression`;
+    its ``dataset`` may be a list of the model's inputs (calibration.py). LoRA correction
+    goes through NNCF's ``compress_pt2e`` with ExecuTorch's OpenVINOQuantizer, the one NNCF
+    3.4.0 path that applies it to an exported model.
+    """
+    nncf = _nncf()
+    settings = check_compression(settings)
+    mode = nncf.CompressWeightsMode(settings.pop("mode", nncf.CompressWeightsMode.INT8_ASYM))
+    dataset = settings.pop("dataset", None)
+    if dataset is not None and not isinstance(dataset, nncf.Dataset):
+        settings.setdefault("subset_size", len(dataset))
+        dataset = nncf.Dataset(list(dataset))
+    if "backup_mode" in settings:
+        settings["backup_mode"] = nncf.BackupMode(getattr(settings["backup_mode"], "value", settings["backup_mode"]))
+    for flag in ("gptq", "lora_correction"):  # NNCF's torch.fx backend refuses them even when False
+        if not settings.get(flag):
+            settings.pop(flag, None)
+    if settings.pop("lora_correction", False):
+        return _compressed_with_lora_correction(exported, mode, dataset, settings)
+    return nncf.compress_weights(exported.module(), mode=mode, dataset=dataset, **settings)
+
+
+def _compressed_with_lora_correction(
+    exported: torch.export.ExportedProgram, mode: Any, dataset: Any, settings: Dict[str, Any]
+) -> torch.nn.Module:
+    from executorch.backends.openvino.quantizer import OpenVINOQuantizer, QuantizationMode
+    from nncf.experimental.torch.fx import compress_pt2e
+
+    quantizer_mode = QuantizationMode.INT4WO_SYM if mode.value == "int4_sym" else QuantizationMode.INT4WO_ASYM
+    quantizer_options = {
+        key: settings.pop(key) for key in ("group_size", "all_layers", "backup_mode") if key in settings
+    }
+    quantizer = OpenVINOQuantizer(mode=quantizer_mode, **quantizer_options)
+    return compress_pt2e(exported.module(), quantizer, dataset=dataset, lora_correction=True, **settings)
+
+
+def _nncf() -> Any:
+    try:
+        import nncf
+    except ImportError as error:
+        raise ImportError(
+            "export_llm: weight_compression needs NNCF: pip install 'executorch-openvino[quantization]'"
+        ) from error
+    return nncf
+
+
+def check_compression(settings: Mapping[str, Any]) -> Dict[str, Any]:
+    """`settings` checked before anything is exported: what NNCF 3.4.0 refuses on an
+    exported model, or would drop without an error, is refused here with the reason."""
+    settings = dict(settings)
+    mode = str(getattr(settings.get("mode"), "value", settings.get("mode") or "int8_asym"))
+    asked = [name for name in DATA_AWARE if settings.get(name)]
+    if settings.get("gptq"):
+        raise ValueError(
+            "weight compression: NNCF 3.4.0 does not run GPTQ on an exported model ('TorchFX backend does not "
+            "support gptq option(s)', and compress_pt2e: 'Cannot return backend-specific entity because TorchFX is "
+            "not supported!'); use --awq and --scale-estimation"
+        )
+    if asked and not mode.startswith("int4"):
+        raise ValueError(f"weight compression: {', '.join(asked)}: for 4-bit weights only, not mode {mode!r}")
+    if (asked or _ratio_below_one(settings)) and settings.get("dataset") is None:
+        needs = ", ".join(asked) if asked else f"ratio {settings.get('ratio')} (4-bit layers chosen by activations)"
+        raise ValueError(f"weight compression: a calibration dataset (--dataset) is needed for {needs}")
+    if settings.get("lora_correction") and (settings.get("awq") or settings.get("scale_estimation")):
+        raise ValueError("weight compression: LoRA correction runs alone here; drop --awq and --scale-estimation")
+    ratio = settings.get("ratio")
+    if ratio is not None and not (isinstance(ratio, (int, float)) and 0 < ratio <= 1):
+        raise ValueError(f"weight compression: ratio {ratio!r} is not in (0, 1]")
+    backup = settings.get("backup_mode")
+    if backup is not None and str(getattr(backup, "value", backup)) not in BACKUP_PRECISIONS:
+        raise ValueError(f"weight compression: backup precision {backup!r}; accepted: {', '.join(BACKUP_PRECISIONS)}")
+    return settings
+
+
+def _ratio_below_one(settings: Mapping[str, Any]) -> bool:
+    ratio = settings.get("ratio")
+    return isinstance(ratio, (int, float)) and ratio < 1
