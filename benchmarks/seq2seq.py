@@ -114,6 +114,7 @@ from executorch.runtime import Runtime  # noqa: E402
 from executorch_openvino import BACKEND_ID, openvino_compile_specs  # noqa: E402
 from executorch_openvino.compile_specs import parse_compile_specs, with_defaults  # noqa: E402
 from executorch_openvino.llm.encoder_decoder import DECODER_METHOD, ENCODER_METHOD, export_encoder_decoder  # noqa: E402
+from executorch_openvino.llm.export import SPEED_PRESET  # noqa: E402
 from executorch_openvino.serialization.blob import read_blob  # noqa: E402
 
 logger = logging.getLogger("benchmarks.seq2seq")
@@ -329,13 +330,21 @@ def make_workload(name: str, quick: bool, source_len: int, work: Path) -> Worklo
 # Programs
 
 
+def compile_specs_of(precision: str) -> list:
+    """Our compile specs for a --precisions entry: an inference precision, or "speed",
+    the LLM export's --speed preset (GenAI's CPU defaults: bf16 and a u8 KV cache)."""
+    if precision == "speed":
+        return openvino_compile_specs(**SPEED_PRESET)
+    return openvino_compile_specs(inference_precision=precision)
+
+
 def ours(load: Workload, precision: str, max_seq_len: int, max_source_len: int) -> ExecutorchProgramManager:
     begin = time.perf_counter()
     manager = export_encoder_decoder(
         load.model,
         max_seq_len=max_seq_len,
         max_source_len=None if load.whisper else max_source_len,
-        compile_specs=openvino_compile_specs(inference_precision=precision),
+        compile_specs=compile_specs_of(precision),
     )
     manager.buffer  # noqa: B018 - serializes now
     for method in (ENCODER_METHOD, DECODER_METHOD):
@@ -613,7 +622,7 @@ class OpenvinoAloneEngine:
     configuration; the decoder's state emptied at position 0, as our runtime does."""
 
     def __init__(self, manager: ExecutorchProgramManager, precision: str) -> None:
-        config = parse_compile_specs(with_defaults(openvino_compile_specs(inference_precision=precision)))
+        config = parse_compile_specs(with_defaults(compile_specs_of(precision)))
         self.config = config.compile_config()
         core = ov.Core()
         self.models = {method: ir_of(manager, method) for method in (ENCODER_METHOD, DECODER_METHOD)}
@@ -1141,7 +1150,9 @@ def main() -> None:
     parser.add_argument("--max-seq-len", type=int, default=128, help="decoder positions of ours' and XNNPACK's caches")
     parser.add_argument("--source-len", type=int, default=64, help="T5's source tokens")
     parser.add_argument("--max-source-len", type=int, default=512, help="T5's most source tokens (export)")
-    parser.add_argument("--precisions", nargs="+", default=["f32", "bf16"])
+    parser.add_argument(
+        "--precisions", nargs="+", default=["f32", "bf16"], help='precisions, or "speed": bf16 and a u8 KV cache'
+    )
     parser.add_argument(
         "--engines",
         nargs="+",
