@@ -108,14 +108,13 @@ from common.bench import (  # noqa: E402
     round_order,
     setup_logging,
 )
+from common.delegate_ir import cpu_ops_of, ir_of  # noqa: E402
 from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower  # noqa: E402
-from executorch.exir.lowered_backend_module import LoweredBackendModule  # noqa: E402
 from executorch.runtime import Runtime  # noqa: E402
-from executorch_openvino import BACKEND_ID, openvino_compile_specs  # noqa: E402
+from executorch_openvino import openvino_compile_specs  # noqa: E402
 from executorch_openvino.compile_specs import parse_compile_specs, with_defaults  # noqa: E402
 from executorch_openvino.llm.encoder_decoder import DECODER_METHOD, ENCODER_METHOD, export_encoder_decoder  # noqa: E402
 from executorch_openvino.llm.export import SPEED_PRESET  # noqa: E402
-from executorch_openvino.serialization.blob import read_blob  # noqa: E402
 
 logger = logging.getLogger("benchmarks.seq2seq")
 
@@ -353,56 +352,6 @@ def ours(load: Workload, precision: str, max_seq_len: int, max_source_len: int) 
             logger.warning("%s ours %s: %s left to ExecuTorch's CPU kernels: %s", load.name, precision, method, left)
     logger.info("%s: ours %s exported in %.1f s", load.name, precision, time.perf_counter() - begin)
     return manager
-
-
-def cpu_ops_of(manager: ExecutorchProgramManager, method: str) -> List[str]:
-    """The ops of `method` left to ExecuTorch's CPU kernels."""
-    names = set()
-    for node in manager.exported_program(method).graph.nodes:
-        if node.op != "call_function" or "getitem" in str(node.target):
-            continue
-        if "ExecutorchCallDelegate" in type(node.target).__name__:
-            continue
-        names.add(str(node.target))
-    return sorted(names)
-
-
-def delegate_blobs(manager: ExecutorchProgramManager, method: str) -> List[Any]:
-    return [
-        read_blob(bytes(module.processed_bytes))
-        for module in manager.exported_program(method).graph_module.modules()
-        if isinstance(module, LoweredBackendModule) and module.backend_id == BACKEND_ID
-    ]
-
-
-def blob_model(blob: Any) -> ov.Model:
-    weights = ov.Tensor(np.frombuffer(blob.ir_weights, dtype=np.uint8).copy())
-    return ov.Core().read_model(blob.ir_xml.decode(), weights)
-
-
-def ir_of(manager: ExecutorchProgramManager, method: str) -> ov.Model:
-    """The OpenVINO model of `method` (which our partitioner gives whole to one delegate)
-    as our runtime compiles it: the weights several methods read, which the blob takes as
-    Parameters named after their key in the program's named data, put back as Constants."""
-    from executorch_openvino.serialization.named_weights import NAMED_WEIGHT_NAME
-
-    blobs = delegate_blobs(manager, method)
-    if len(blobs) != 1:
-        raise RuntimeError(f"{method}: {len(blobs)} OpenVINO delegates; OpenVINO alone needs the method in one")
-    model = blob_model(blobs[0])
-    store = manager._named_data
-    for parameter in list(model.get_parameters()):
-        names = [name for name in parameter.output(0).get_names() if name.startswith(NAMED_WEIGHT_NAME)]
-        if not names:
-            continue
-        key = names[0][len(NAMED_WEIGHT_NAME) :].rsplit(".crc=", 1)[0]
-        data = bytes(store.buffers[store.pte_data[key].buffer_index])
-        tensor = ov.Tensor(parameter.get_element_type(), parameter.get_output_shape(0))
-        np.copyto(tensor.data.view(np.uint8).reshape(-1), np.frombuffer(data, dtype=np.uint8)[: tensor.byte_size])
-        parameter.output(0).replace(ov.op.Constant(tensor).output(0))
-        model.remove_parameter(parameter)
-    model.validate_nodes_and_infer_types()
-    return model
 
 
 class WhisperEncoder(torch.nn.Module):

@@ -104,13 +104,11 @@ import executorch_openvino  # noqa: E402,F401 - registers the delegate
 import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
 import torch  # noqa: E402
+from common.delegate_ir import cpu_ops_of, ir_of  # noqa: E402
 from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower  # noqa: E402
-from executorch.exir.lowered_backend_module import LoweredBackendModule  # noqa: E402
-from executorch_openvino import BACKEND_ID, openvino_compile_specs  # noqa: E402
+from executorch_openvino import openvino_compile_specs  # noqa: E402
 from executorch_openvino.compile_specs import parse_compile_specs, with_defaults  # noqa: E402
 from executorch_openvino.llm import vision_language  # noqa: E402
-from executorch_openvino.serialization.blob import read_blob  # noqa: E402
-from executorch_openvino.serialization.named_weights import NAMED_WEIGHT_NAME  # noqa: E402
 
 logger = logging.getLogger("benchmarks.vlm")
 
@@ -345,43 +343,6 @@ def export_xnnpack(model: torch.nn.Module, max_seq_len: int, path: Path) -> None
     for method in (VISION, EMBEDDING, DECODER):
         logger.info("XNNPACK %s: ops left to ExecuTorch's CPU kernels: %s", method, cpu_ops_of(manager, method))
     logger.info("XNNPACK: lowered in %.1f s, %.1f MB", time.perf_counter() - begin, path.stat().st_size / 1e6)
-
-
-def cpu_ops_of(manager: ExecutorchProgramManager, method: str) -> List[str]:
-    names = set()
-    for node in manager.exported_program(method).graph.nodes:
-        if node.op != "call_function" or "getitem" in str(node.target):
-            continue
-        if "ExecutorchCallDelegate" not in type(node.target).__name__:
-            names.add(str(node.target))
-    return sorted(names)
-
-
-def ir_of(manager: ExecutorchProgramManager, method: str) -> ov.Model:
-    """The OpenVINO model in `method`'s one delegate blob, with the weights several methods
-    share (Parameters named after their key in the program's named data) as Constants."""
-    blobs = [
-        read_blob(bytes(module.processed_bytes))
-        for module in manager.exported_program(method).graph_module.modules()
-        if isinstance(module, LoweredBackendModule) and module.backend_id == BACKEND_ID
-    ]
-    if len(blobs) != 1:
-        raise RuntimeError(f"{method}: {len(blobs)} OpenVINO delegates, not 1")
-    weights = ov.Tensor(np.frombuffer(blobs[0].ir_weights, dtype=np.uint8).copy())
-    model = ov.Core().read_model(blobs[0].ir_xml.decode(), weights)
-    store = manager._named_data
-    for parameter in list(model.get_parameters()):
-        names = [name for name in parameter.output(0).get_names() if name.startswith(NAMED_WEIGHT_NAME)]
-        if not names:
-            continue
-        key = names[0][len(NAMED_WEIGHT_NAME) :].rsplit(".crc=", 1)[0]
-        data = bytes(store.buffers[store.pte_data[key].buffer_index])
-        tensor = ov.Tensor(parameter.get_element_type(), parameter.get_output_shape(0))
-        np.copyto(tensor.data.view(np.uint8).reshape(-1), np.frombuffer(data, dtype=np.uint8)[: tensor.byte_size])
-        parameter.output(0).replace(ov.op.Constant(tensor).output(0))
-        model.remove_parameter(parameter)
-    model.validate_nodes_and_infer_types()
-    return model
 
 
 def hub_layout(folder: Path, out: Path) -> Path:
