@@ -13,8 +13,14 @@ import contextlib
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 import torch
-from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
+from executorch.exir import (
+    EdgeProgramManager,
+    ExecutorchBackendConfig,
+    ExecutorchProgramManager,
+    to_edge_transform_and_lower,
+)
 from executorch.exir.backend.compile_spec_schema import CompileSpec
+from executorch.exir.passes import MemoryPlanningPass
 
 from ..compile_specs import parse_compile_specs
 from ..partitioner import OpenvinoPartitioner
@@ -40,6 +46,23 @@ def runner_metadata(args: Any, bos_id: int, eos_ids: Sequence[int]) -> Dict[str,
         "get_bos_id": bos_id,
         "get_eos_ids": list(eos_ids),
     }
+
+
+def program_reading_inputs_in_place(edge: EdgeProgramManager) -> ExecutorchProgramManager:
+    """The ExecuTorch program of ``edge``, with no memory planned for its methods' inputs.
+
+    A method whose inputs are planned copies each input into the program's memory at
+    every call. Whisper's ``text_decoder`` takes the encoder's output (1500 x d_model
+    values, 2.3 MB at whisper-tiny's f32) at every step and reads it only at position
+    0, and a vision-language ``text_decoder`` takes a prompt's embeddings. Without
+    planned inputs, ExecuTorch's
+    ``set_input`` (and its Python and C++ ``Module``) hands the caller's tensor to the
+    delegate, which binds it in place; the caller keeps it alive for the call, as it
+    already does. Outputs stay planned: the delegate writes them into the program's
+    memory.
+    """
+    inputs_in_place = MemoryPlanningPass(alloc_graph_input=False)
+    return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=inputs_in_place))
 
 
 def export_llm(

@@ -34,7 +34,7 @@ from executorch.exir.backend.compile_spec_schema import CompileSpec
 
 from ..compile_specs import PER_SEQUENCE_INPUTS, openvino_compile_specs, parse_compile_specs, with_defaults
 from ..partitioner import OpenvinoPartitioner
-from .decoder_program import modules_in_eval_mode
+from .decoder_program import modules_in_eval_mode, program_reading_inputs_in_place
 from .huggingface import configured_eos_ids, mask_table, require_transformers
 from .weight_compression import compile_specs_for_compressed_weights, compressed_module, compression_settings
 
@@ -398,7 +398,7 @@ def export_encoder_decoder(
             constant_methods=runner_metadata(model, shapes, start, eos),
             generate_etrecord=generate_etrecord,
         )
-    return edge.to_executorch()
+    return program_reading_inputs_in_place(edge)
 
 
 def _adjusting_groups(settings: Dict[str, Any]) -> Dict[str, Any]:

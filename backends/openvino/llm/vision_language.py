@@ -28,7 +28,7 @@ from executorch.exir.backend.compile_spec_schema import CompileSpec
 
 from ..compile_specs import parse_compile_specs, with_defaults
 from ..partitioner import OpenvinoPartitioner
-from .decoder_program import modules_in_eval_mode
+from .decoder_program import modules_in_eval_mode, program_reading_inputs_in_place
 from .huggingface import EmbeddingsDecoder, configured_bos_id, configured_eos_ids, require_transformers
 from .weight_compression import (
     check_compression,
@@ -164,7 +164,7 @@ def export_vision_language(
             partitioner=[OpenvinoPartitioner(specs)],
             constant_methods=runner_metadata(model, max_seq_len, bos, eos),
         )
-    return edge.to_executorch()
+    return program_reading_inputs_in_place(edge)
 
 
 def _exported_methods(model: torch.nn.Module, max_seq_len: int) -> Dict[str, tuple]:

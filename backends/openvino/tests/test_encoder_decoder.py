@@ -166,6 +166,20 @@ def test_each_method_runs_whole_in_openvino(family, request):
 
 
 @pytest.mark.parametrize("family", ["whisper", "t5"])
+def test_methods_read_their_inputs_where_the_caller_keeps_them(family, request):
+    """No memory is planned for the methods' inputs: ExecuTorch hands the caller's
+    tensors (the encoder's output at every decoder step) to the delegate instead of
+    copying them into the program at each call."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    program = deserialize_pte_binary(request.getfixturevalue(family)["pte"].read_bytes()).program
+    for plan in program.execution_plan:
+        if plan.name in ("encoder", "text_decoder"):
+            planned = [index for index in plan.inputs if plan.values[index].val.allocation_info is not None]
+            assert planned == [], (plan.name, planned)
+
+
+@pytest.mark.parametrize("family", ["whisper", "t5"])
 def test_decoder_keeps_its_caches_as_openvino_state(family, request):
     """The decoder's delegate takes the runner's three inputs and gives the logits alone:
     each layer's self-attention keys and values grow in a variable, and its

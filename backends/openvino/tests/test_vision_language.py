@@ -130,6 +130,18 @@ def test_each_method_runs_whole_in_openvino_and_the_decoders_cache_grows(llava):
     assert len(decoder.get_parameters()) == 2
 
 
+def test_methods_read_their_inputs_where_the_runner_keeps_them(llava):
+    """No memory is planned for the methods' inputs: the runner's pixel values and a
+    prompt's embeddings reach the delegate without a copy into the program."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    program = deserialize_pte_binary(llava["pte"].read_bytes()).program
+    for plan in program.execution_plan:
+        if plan.name in ("vision_encoder", "token_embedding", "text_decoder"):
+            planned = [index for index in plan.inputs if plan.values[index].val.allocation_info is not None]
+            assert planned == [], (plan.name, planned)
+
+
 def test_the_runner_answers_like_transformers_for_two_images_through_generate_hf(llava):
     from executorch.extension.llm.runner import MultimodalRunner
 
