@@ -183,3 +183,42 @@ def test_an_image_without_an_image_token_in_the_prompt_is_refused(llava):
     inputs["input_ids"] = inputs["input_ids"][:, -3:]  # the image token run dropped
     with pytest.raises(RuntimeError, match="no occurrence of 'image_token_id'"):
         runner.generate_hf(inputs, config(), image_token_id=llava["model"].config.image_token_index)
+
+
+class WidenedMaskAttention(torch.nn.Module):
+    """One attention layer over a cache written at input_pos, whose causal mask rows are
+    ORed with rows that also show the positions after the call's, still empty."""
+
+    def __init__(self, length: int = 16, dim: int = 8) -> None:
+        super().__init__()
+        self.qkv = torch.nn.Linear(dim, 3 * dim, bias=False)
+        self.register_buffer("keys", torch.zeros(1, 1, length, dim))
+        self.register_buffer("values", torch.zeros(1, 1, length, dim))
+        self.register_buffer("causal", torch.tril(torch.ones(length, length, dtype=torch.bool)))
+
+    def forward(self, x: torch.Tensor, input_pos: torch.Tensor) -> torch.Tensor:
+        q, k, v = (part[:, None] for part in self.qkv(x).chunk(3, -1))
+        self.keys[:, :, input_pos] = k
+        self.values[:, :, input_pos] = v
+        rows = self.causal[input_pos]
+        mask = rows | ~rows  # OR keeps the cache growing only if both sides hide the empty positions
+        return torch.nn.functional.scaled_dot_product_attention(q, self.keys, self.values, attn_mask=mask[None, None])
+
+
+def test_a_mask_widened_past_the_calls_positions_keeps_the_cache_as_written(tmp_path):
+    """The cache rewrite accepts an image's widened mask rows (the Gemma 3 tests) by proving
+    that every row still hides the positions after the call's; rows that show them leave
+    the cache as written and the answers as eager's."""
+    from executorch_openvino.conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME
+    from executorch_openvino.serialization.blob import read_blob
+    from harness import lower, run
+
+    model = WidenedMaskAttention().eval()
+    calls = [(torch.randn(1, 1, 8), torch.tensor([position])) for position in range(3)]
+    with torch.no_grad():
+        program = lower(model, calls[0], tmp_path)
+        method = program.load_method()
+        for inputs in calls:
+            torch.testing.assert_close(run(method, inputs)[0], model(*inputs), rtol=1e-4, atol=1e-5)
+    blob = bytes(program.manager.executorch_program.backend_delegate_data[0].data)
+    assert CACHE_POSITIONS_NAME.encode() not in read_blob(blob).ir_xml
