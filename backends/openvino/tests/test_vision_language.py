@@ -2,9 +2,12 @@
 ``python -m executorch_openvino.llm.export --hf DIR`` to the layout ExecuTorch's
 ``MultimodalRunner`` loads (``vision_encoder``, ``token_embedding``, ``text_decoder``):
 each method runs whole in OpenVINO and the runner answers as transformers' greedy
-``generate`` does, for two images from one runner. A LLaVA (CLIP vision tower, Llama
-text model) is built small from its config with random weights, with a processor
-(``CLIPImageProcessorPil``) and a tokenizer trained here. Nothing is downloaded."""
+``generate`` does, for two images from one runner. Two models, each built small from
+its config with random weights, a processor and a tokenizer trained here, exported
+once for the module's tests: a LLaVA (CLIP vision tower, Llama text model,
+``CLIPImageProcessorPil``) and a Gemma 3 (SigLIP vision tower, pooling projector,
+sliding-window and global layers, image tokens that see each other in both directions,
+``Gemma3ImageProcessorPil``). Nothing is downloaded."""
 
 from __future__ import annotations
 
@@ -26,31 +29,34 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # 
 CONTEXT = 64
 NEW_TOKENS = 8
 IMAGE = 32  # the vision tower's side, in pixels: 16 patches of 8
-PROMPT = "<image> the quick fox"
+PROMPTS = {"llava": "<image> the quick fox", "gemma3": "<start_of_image> the quick fox"}
+#: The special tokens each tokenizer is trained with; the ids of bos, eos and pad follow from their order.
+SPECIALS = {
+    "llava": ["<unk>", "<pad>", "<s>", "</s>", "<image>"],
+    "gemma3": ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_image>", "<end_of_image>", "<image_soft_token>"],
+}
 
 
-def trained_tokenizer() -> transformers.PreTrainedTokenizerFast:
+def trained_tokenizer(family: str = "llava") -> transformers.PreTrainedTokenizerFast:
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    corpus = [f"the quick brown fox jumps over the lazy dog {i} times" for i in range(100)]
-    specials = ["<unk>", "<pad>", "<s>", "</s>", "<image>"]
-    tokenizer.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=200, special_tokens=specials))
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer,
-        bos_token="<s>",
-        eos_token="</s>",
-        unk_token="<unk>",
-        pad_token="<pad>",
-        extra_special_tokens={"image_token": "<image>"},
-    )
+    # Gemma 3's processor puts blank lines around an image: its corpus has them, so they are tokens.
+    gap = "\n\n" if family == "gemma3" else " "
+    corpus = [f"the quick brown fox{gap}jumps over the lazy dog {i} times" for i in range(100)]
+    trainer = trainers.BpeTrainer(vocab_size=200, special_tokens=SPECIALS[family])
+    tokenizer.train_from_iterator(corpus, trainer)
+    if family == "llava":
+        names = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>")
+        extra = {"image_token": "<image>"}
+    else:
+        names = dict(bos_token="<bos>", eos_token="<eos>", unk_token="<unk>", pad_token="<pad>")
+        extra = {"image_token": "<image_soft_token>", "boi_token": "<start_of_image>", "eoi_token": "<end_of_image>"}
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, extra_special_tokens=extra, **names)
 
 
-@pytest.fixture(scope="module")
-def llava(tmp_path_factory) -> Dict[str, object]:
-    """A LLaVA folder as the hub gives it, and the .pte the command makes of it."""
-    folder = tmp_path_factory.mktemp("llava")
-    tokenizer = trained_tokenizer()
+def llava_model_and_processor() -> tuple:
+    tokenizer = trained_tokenizer("llava")
     vision = transformers.CLIPVisionConfig(
         hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4, image_size=IMAGE, patch_size=8
     )
@@ -77,7 +83,6 @@ def llava(tmp_path_factory) -> Dict[str, object]:
     torch.manual_seed(0)
     model = transformers.LlavaForConditionalGeneration(config).eval()
     model.generation_config = transformers.GenerationConfig(bos_token_id=2, eos_token_id=3, pad_token_id=1)
-    model.save_pretrained(folder)
     processor = transformers.LlavaProcessor(
         image_processor=transformers.CLIPImageProcessorPil(
             size={"shortest_edge": IMAGE}, crop_size={"height": IMAGE, "width": IMAGE}
@@ -88,10 +93,69 @@ def llava(tmp_path_factory) -> Dict[str, object]:
         image_token="<image>",
         num_additional_image_tokens=1,
     )
+    return model, processor
+
+
+def gemma3_model_and_processor() -> tuple:
+    """A Gemma 3 whose 16 patches are pooled to 4 image tokens, whose text model has a
+    sliding-window layer (window 4: shorter than the prompt) and a global one."""
+    tokenizer = trained_tokenizer("gemma3")
+    vision = transformers.SiglipVisionConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4, image_size=IMAGE, patch_size=8
+    )
+    text = transformers.Gemma3TextConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=128,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+        bos_token_id=2,
+        eos_token_id=1,
+        pad_token_id=0,
+        initializer_range=0.05,
+    )
+    config = transformers.Gemma3Config(
+        vision_config=vision,
+        text_config=text,
+        mm_tokens_per_image=4,
+        image_token_index=tokenizer.image_token_id,
+        boi_token_index=tokenizer.boi_token_id,
+        eoi_token_index=tokenizer.eoi_token_id,
+        initializer_range=0.05,
+    )
+    torch.manual_seed(0)
+    model = transformers.Gemma3ForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        # transformers starts the projector at zero and the norms at one (Gemma's norms add 1
+        # to their weight): random ones make the answer depend on the image.
+        for name, parameter in model.named_parameters():
+            if "norm" in name or "projection" in name:
+                parameter.normal_(0, 0.5 if "norm" in name else 0.05)
+    model.generation_config = transformers.GenerationConfig(bos_token_id=2, eos_token_id=1, pad_token_id=0)
+    processor = transformers.Gemma3Processor(
+        image_processor=transformers.Gemma3ImageProcessorPil(size={"height": IMAGE, "width": IMAGE}),
+        tokenizer=tokenizer,
+        image_seq_length=4,
+    )
+    return model, processor
+
+
+@pytest.fixture(scope="module", params=["llava", "gemma3"])
+def vlm(request, tmp_path_factory) -> Dict[str, object]:
+    """A model folder as the hub gives it, and the .pte the command makes of it (one per model)."""
+    family = request.param
+    folder = tmp_path_factory.mktemp(family)
+    model, processor = {"llava": llava_model_and_processor, "gemma3": gemma3_model_and_processor}[family]()
+    model.save_pretrained(folder)
     processor.save_pretrained(folder)
-    pte = folder.parent / "llava.pte"
+    pte = folder.parent / f"{family}.pte"
     export_main(["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT)])
-    return {"folder": folder, "pte": pte, "model": model, "processor": processor}
+    return {"folder": folder, "pte": pte, "model": model, "processor": processor, "prompt": PROMPTS[family]}
 
 
 def images() -> List[object]:
@@ -99,10 +163,10 @@ def images() -> List[object]:
     return [PIL.fromarray((np.random.default_rng(seed).random((40, 48, 3)) * 255).astype(np.uint8)) for seed in (0, 1)]
 
 
-def transformers_answer(llava, inputs) -> List[str]:
+def transformers_answer(vlm, inputs) -> List[str]:
     with torch.no_grad():
-        output = llava["model"].generate(**inputs, max_new_tokens=NEW_TOKENS, do_sample=False)
-    tokenizer = llava["processor"].tokenizer
+        output = vlm["model"].generate(**inputs, max_new_tokens=NEW_TOKENS, do_sample=False)
+    tokenizer = vlm["processor"].tokenizer
     return [tokenizer.decode([token]) for token in output[0, inputs["input_ids"].shape[1] :].tolist()]
 
 
@@ -112,13 +176,13 @@ def config():
     return GenerationConfig(max_new_tokens=NEW_TOKENS, temperature=0.0, echo=False)
 
 
-def test_each_method_runs_whole_in_openvino_and_the_decoders_cache_grows(llava):
+def test_each_method_runs_whole_in_openvino_and_the_decoders_cache_grows(vlm):
     """The decoder's positions come listed (``cache_position [n]``); its KV cache still
     grows inside the delegate, which takes the runner's two inputs alone."""
     from executorch.exir._serialize._program import deserialize_pte_binary
     from harness import model_in_blob
 
-    program = deserialize_pte_binary(llava["pte"].read_bytes()).program
+    program = deserialize_pte_binary(vlm["pte"].read_bytes()).program
     plans = {plan.name: plan for plan in program.execution_plan}
     for name in ("vision_encoder", "token_embedding", "text_decoder"):
         assert [operator.name for operator in plans[name].operators] == [], name
@@ -130,43 +194,43 @@ def test_each_method_runs_whole_in_openvino_and_the_decoders_cache_grows(llava):
     assert len(decoder.get_parameters()) == 2
 
 
-def test_the_runner_answers_like_transformers_for_two_images_through_generate_hf(llava):
+def test_the_runner_answers_like_transformers_for_two_images_through_generate_hf(vlm):
     from executorch.extension.llm.runner import MultimodalRunner
 
-    runner = MultimodalRunner(str(llava["pte"]), str(llava["folder"] / "tokenizer.json"))
+    runner = MultimodalRunner(str(vlm["pte"]), str(vlm["folder"] / "tokenizer.json"))
     answers = []
     for image in images():
-        inputs = llava["processor"](images=image, text=PROMPT, return_tensors="pt")
+        inputs = vlm["processor"](images=image, text=vlm["prompt"], return_tensors="pt")
         pieces: List[str] = []
-        image_token = llava["model"].config.image_token_index
+        image_token = vlm["model"].config.image_token_index
         runner.generate_hf(inputs, config(), image_token_id=image_token, token_callback=pieces.append)
         runner.reset()
-        assert pieces == transformers_answer(llava, inputs)
+        assert pieces == transformers_answer(vlm, inputs)
         answers.append(pieces)
     assert answers[0] != answers[1], "both images gave one answer: the test would show nothing"
 
 
-def test_the_runner_answers_like_transformers_through_generate_with_multimodal_inputs(llava):
+def test_the_runner_answers_like_transformers_through_generate_with_multimodal_inputs(vlm):
     from executorch.extension.llm.runner import MultimodalRunner, make_image_input, make_token_input
 
-    runner = MultimodalRunner(str(llava["pte"]), str(llava["folder"] / "tokenizer.json"))
-    inputs = llava["processor"](images=images()[1], text=PROMPT, return_tensors="pt")
+    runner = MultimodalRunner(str(vlm["pte"]), str(vlm["folder"] / "tokenizer.json"))
+    inputs = vlm["processor"](images=images()[1], text=vlm["prompt"], return_tensors="pt")
     ids = inputs["input_ids"][0].tolist()
-    image_token = llava["model"].config.image_token_index
+    image_token = vlm["model"].config.image_token_index
     first, last = ids.index(image_token), len(ids) - ids[::-1].index(image_token)
     parts = [make_image_input(inputs["pixel_values"]), make_token_input(ids[last:])]
     if first:
         parts.insert(0, make_token_input(ids[:first]))
     pieces: List[str] = []
     runner.generate(parts, config(), token_callback=pieces.append)
-    assert pieces == transformers_answer(llava, inputs)
+    assert pieces == transformers_answer(vlm, inputs)
 
 
 @pytest.mark.parametrize("shape", [(1, 3, IMAGE, IMAGE + 8), (1, 1, IMAGE, IMAGE)], ids=["wrong_size", "one_channel"])
-def test_an_image_the_encoder_does_not_take_fails_the_call_not_the_process(llava, shape):
+def test_an_image_the_encoder_does_not_take_fails_the_call_not_the_process(vlm, shape):
     from executorch.extension.llm.runner import MultimodalRunner, make_image_input, make_token_input
 
-    runner = MultimodalRunner(str(llava["pte"]), str(llava["folder"] / "tokenizer.json"))
+    runner = MultimodalRunner(str(vlm["pte"]), str(vlm["folder"] / "tokenizer.json"))
     with pytest.raises(RuntimeError):
         runner.generate([make_token_input([2, 5]), make_image_input(torch.rand(shape))], config())
     runner.reset()
@@ -175,14 +239,14 @@ def test_an_image_the_encoder_does_not_take_fails_the_call_not_the_process(llava
     assert len(pieces) == NEW_TOKENS
 
 
-def test_an_image_without_an_image_token_in_the_prompt_is_refused(llava):
+def test_an_image_without_an_image_token_in_the_prompt_is_refused(vlm):
     from executorch.extension.llm.runner import MultimodalRunner
 
-    runner = MultimodalRunner(str(llava["pte"]), str(llava["folder"] / "tokenizer.json"))
-    inputs = llava["processor"](images=images()[0], text=PROMPT, return_tensors="pt")
+    runner = MultimodalRunner(str(vlm["pte"]), str(vlm["folder"] / "tokenizer.json"))
+    inputs = vlm["processor"](images=images()[0], text=vlm["prompt"], return_tensors="pt")
     inputs["input_ids"] = inputs["input_ids"][:, -3:]  # the image token run dropped
     with pytest.raises(RuntimeError, match="no occurrence of 'image_token_id'"):
-        runner.generate_hf(inputs, config(), image_token_id=llava["model"].config.image_token_index)
+        runner.generate_hf(inputs, config(), image_token_id=vlm["model"].config.image_token_index)
 
 
 class WidenedMaskAttention(torch.nn.Module):
