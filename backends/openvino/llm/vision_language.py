@@ -46,6 +46,11 @@ from .weight_compression import (
 
 logger = logging.getLogger(__name__)
 
+#: The model types exported, with their transformers classes (docs/huggingface.md).
+SUPPORTED_MODEL_TYPES: Dict[str, str] = {
+    "llava": "LlavaForConditionalGeneration",
+    "gemma3": "Gemma3ForConditionalGeneration",
+}
 #: The model types whose image tokens attend to each other in both directions in a
 #: prefill (transformers' ``token_type_ids``): their embeddings carry an image flag.
 BIDIRECTIONAL_IMAGE_MODELS = frozenset({"gemma3"})
@@ -71,6 +76,7 @@ def load_vision_language(folder: Union[str, Path], dtype: torch.dtype = torch.fl
     folder = Path(folder)
     if not (folder / "config.json").is_file():
         raise FileNotFoundError(f"{folder}: no config.json; give the folder of a Hugging Face model")
+    check_supported_folder(folder)
     return transformers.AutoModelForImageTextToText.from_pretrained(
         folder, local_files_only=True, dtype=dtype, attn_implementation="sdpa"
     ).eval()
@@ -117,6 +123,23 @@ def has_image_flag(model: torch.nn.Module) -> bool:
     """Whether the model's image tokens attend to each other in both directions, so that
     its embeddings carry the image flag channel (:class:`EmbeddingsDecoder`)."""
     return model.config.model_type in BIDIRECTIONAL_IMAGE_MODELS
+
+
+def check_supported(config: Any) -> None:
+    """Raises a ValueError naming the model type of a model's config unless this export
+    was made for it (:data:`SUPPORTED_MODEL_TYPES`)."""
+    model_type = getattr(config, "model_type", None)
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        supported = ", ".join(f"{name} ({cls})" for name, cls in sorted(SUPPORTED_MODEL_TYPES.items()))
+        raise ValueError(
+            f"vision-language model type {model_type!r} ({', '.join(getattr(config, 'architectures', None) or [])}) "
+            f"is not supported; the OpenVINO export supports {supported} (docs/huggingface.md)"
+        )
+
+
+def check_supported_folder(folder: Union[str, Path]) -> None:
+    """:func:`check_supported` for a model folder's config, before its weights are loaded."""
+    check_supported(require_transformers().AutoConfig.from_pretrained(Path(folder)))
 
 
 def image_size(model: torch.nn.Module) -> int:
@@ -173,6 +196,7 @@ def export_vision_language(
     """
     if not isinstance(model, torch.nn.Module):
         model = load_vision_language(model, dtype)
+    check_supported(model.config)
     options = parse_compile_specs(compile_specs)
     if options.one_token_model or options.paged_attention:
         raise ValueError("export_vision_language: one_token_model and paged_attention are for text LLMs")

@@ -249,6 +249,16 @@ def test_an_image_without_an_image_token_in_the_prompt_is_refused(vlm):
         runner.generate_hf(inputs, config(), image_token_id=vlm["model"].config.image_token_index)
 
 
+@pytest.mark.parametrize("family", ["smolvlm", "idefics3"])
+def test_a_vision_language_model_of_another_type_is_refused_naming_the_supported_ones(tmp_path, family):
+    """SmolVLM and Idefics3 split an image into tiles, which the runner's one image a call
+    does not take: the command refuses them before loading any weight."""
+    config = transformers.AutoConfig.for_model(family)
+    config.save_pretrained(tmp_path)
+    with pytest.raises(SystemExit, match=rf"'{family}'.*gemma3 \(Gemma3ForConditionalGeneration\).*llava"):
+        export_main(["--hf", str(tmp_path), "--output", str(tmp_path / "model.pte")])
+
+
 class WidenedMaskAttention(torch.nn.Module):
     """One attention layer over a cache written at input_pos, whose causal mask rows are
     ORed with rows that also show the positions after the call's, still empty."""
