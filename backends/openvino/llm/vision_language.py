@@ -131,9 +131,11 @@ def check_supported(config: Any) -> None:
     model_type = getattr(config, "model_type", None)
     if model_type not in SUPPORTED_MODEL_TYPES:
         supported = ", ".join(f"{name} ({cls})" for name, cls in sorted(SUPPORTED_MODEL_TYPES.items()))
+        classes = getattr(config, "architectures", None)
+        named = f"{model_type!r} ({', '.join(classes)})" if classes else repr(model_type)
         raise ValueError(
-            f"vision-language model type {model_type!r} ({', '.join(getattr(config, 'architectures', None) or [])}) "
-            f"is not supported; the OpenVINO export supports {supported} (docs/huggingface.md)"
+            f"vision-language model type {named} is not supported; the OpenVINO export supports {supported} "
+            "(docs/huggingface.md)"
         )
 
 
