@@ -36,7 +36,7 @@ from .calibration import DATA_AWARE, calibration_inputs, folder_tokenizer, load_
 from .decoder_program import export_llm
 from .encoder_decoder import export_encoder_decoder, is_encoder_decoder_folder
 from .huggingface import configured_bos_id, export_huggingface_llm, load_model
-from .vision_language import export_vision_language, is_vision_language_folder
+from .vision_language import check_supported_folder, export_vision_language, is_vision_language_folder
 from .weight_compression import BACKUP_PRECISIONS, WEIGHT_COMPRESSION_FORMS, check_compression, compression_settings
 
 logger = logging.getLogger(__name__)
@@ -335,6 +335,10 @@ def _export_vision_language(
             "--dataset: data-aware compression of vision-language models is not supported; compress "
             "them data-free (--weight-compression alone)"
         )
+    try:
+        check_supported_folder(options.hf)
+    except ValueError as error:
+        raise SystemExit(f"--hf {options.hf}: {error}") from None
     return export(
         options.hf,
         max_seq_len=options.max_seq_len,

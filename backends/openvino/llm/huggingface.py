@@ -192,10 +192,17 @@ class HuggingFaceDecoder(torch.nn.Module):
         else:
             cache[:, :, self._positions] = values
 
-    def _mask(self, kind: str, input_pos: torch.Tensor, start: Optional[int], count: int) -> torch.Tensor:
-        """The mask rows of this call's positions, as transformers takes a mask: [1, 1, S, max_seq_len]."""
+    def _rows(self, kind: str, input_pos: torch.Tensor, start: Optional[int], count: int) -> torch.Tensor:
+        """The rows of this call's positions in the mask table of `kind`: [S, max_seq_len] booleans."""
         table = getattr(self, f"{kind}_mask")
-        rows = table.narrow(0, start, count) if start is not None else table[input_pos]
+        return table.narrow(0, start, count) if start is not None else table[input_pos]
+
+    def _widened(self, rows: Dict[str, torch.Tensor], count: int) -> Dict[str, torch.Tensor]:
+        """This call's mask rows, for a subclass to let more positions through (here: as they are)."""
+        return rows
+
+    def _mask(self, rows: torch.Tensor) -> torch.Tensor:
+        """Mask rows as transformers takes a mask: [1, 1, S, max_seq_len]."""
         if self._additive_mask:
             rows = torch.where(rows, 0.0, torch.finfo(self._dtype).min).to(self._dtype)
         return rows[None, None]
@@ -215,7 +222,8 @@ class HuggingFaceDecoder(torch.nn.Module):
             self._positions = torch.arange(count) + start
         else:
             self._positions = input_pos
-        masks = {kind: self._mask(kind, input_pos, start, count) for kind in self._kinds}
+        rows = self._widened({kind: self._rows(kind, input_pos, start, count) for kind in self._kinds}, count)
+        masks = {kind: self._mask(rows[kind]) for kind in self._kinds}
         attention_mask = masks if len(masks) > 1 else next(iter(masks.values()))
         extra = {"logits_to_keep": 1} if self._keeps_last_logits else {}
         if self._takes_cache_position:
@@ -238,13 +246,54 @@ class EmbeddingsDecoder(HuggingFaceDecoder):
     """The decoder called as ExecuTorch's MultimodalRunner calls its ``text_decoder``:
     ``decoder(embeddings [1, n, hidden], cache_position [n])`` -> logits of the last position,
     the positions from ``cache_position[0]`` on (a prompt's tokens, an image's embeddings,
-    then one token a call)."""
+    then one token a call).
 
-    def __init__(self, model: torch.nn.Module, max_seq_len: int) -> None:
+    With ``image_flag`` the embeddings have one channel more, ``[1, n, hidden + 1]``: its
+    last channel is 1 in the embeddings of an image (the vision encoder appends it) and 0
+    in those of text. A call whose first position says 1 is one image, whose positions
+    then see each other in both directions, as transformers' Gemma 3 lets the image
+    tokens of one image do in a prefill (its ``token_type_ids``); every other call is
+    causal. The runner embeds each image in a call of its own, so the call is the image.
+    """
+
+    def __init__(self, model: torch.nn.Module, max_seq_len: int, image_flag: bool = False) -> None:
         super().__init__(model, max_seq_len, dynamic_shape=True)
+        self.image_flag = image_flag
+        self._is_image: Optional[torch.Tensor] = None
+        if image_flag and FULL not in self._kinds:
+            # The causal rows an image's own positions are read from (_widened); the model,
+            # all of whose layers slide, is given them too and reads none.
+            self.register_buffer(f"{FULL}_mask", mask_table(max_seq_len, None), persistent=False)
+            self._kinds = sorted([*self._kinds, FULL])
 
     def forward(self, embeddings: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
-        return self._logits({"inputs_embeds": embeddings}, embeddings.shape[1], cache_position)
+        if self.image_flag:
+            self._is_image = embeddings[0, 0, -1] > 0.5
+            embeddings = embeddings[..., :-1]
+        try:
+            return self._logits({"inputs_embeds": embeddings}, embeddings.shape[1], cache_position)
+        finally:
+            self._is_image = None
+
+    def _widened(self, rows: Dict[str, torch.Tensor], count: int) -> Dict[str, torch.Tensor]:
+        """For an image's call, each kind's rows also let through the call's later positions.
+
+        transformers' image masks (``create_masks_for_vision_model``) are causal OR within the
+        image for full-attention layers, and that AND the window for sliding ones; an image's
+        later positions are always inside the window, so both are this call's rows OR (at or
+        before the call's last position AND after the query). Written from the causal rows of
+        this call's positions and the last of them, so that the KV-cache rewrite
+        (conversion/rewrites/kv_cache_growth.py) still sees rows that hide every position
+        past the call's own.
+        """
+        if self._is_image is None:
+            return rows
+        causal = rows[FULL]
+        # [1, L] (key <= the call's last position) and [count, L] (key > query)
+        later_in_call = causal.narrow(0, count - 1, 1) & ~causal
+        return {
+            kind: torch.where(self._is_image, kind_rows | later_in_call, kind_rows) for kind, kind_rows in rows.items()
+        }
 
 
 def _layer_types_and_windows(name: str, config: Any) -> Tuple[List[str], Dict[str, Optional[int]]]:

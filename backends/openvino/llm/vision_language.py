@@ -1,4 +1,4 @@
-"""Exports a Hugging Face vision-language model (LLaVA) to the layout ExecuTorch's
+"""Exports a Hugging Face vision-language model (LLaVA, Gemma 3) to the layout ExecuTorch's
 ``MultimodalRunner`` loads, every method whole in OpenVINO:
 
 - ``vision_encoder(pixel_values [1, 3, H, W])``: the vision tower and the projector,
@@ -14,6 +14,13 @@ The runner embeds the prompt's text with ``token_embedding``, the image with
 part with ``text_decoder`` in order, then decodes one token a call. A weight two
 methods read (an embedding table tied to the output projection) is stored once
 (partition/shared_weights.py).
+
+Gemma 3's image tokens see each other in both directions while transformers prefills
+them (its ``token_type_ids``), which the runner has no input for. Its embeddings
+therefore carry one channel more, ``hidden + 1``: 1 from ``vision_encoder``, 0 from
+``token_embedding``; ``text_decoder`` reads the flag off and lets the positions of an
+image's call see each other (huggingface.py's ``EmbeddingsDecoder``). The runner passes
+the embeddings from one method to the other as they are, so it needs nothing more.
 """
 
 from __future__ import annotations
@@ -39,6 +46,15 @@ from .weight_compression import (
 
 logger = logging.getLogger(__name__)
 
+#: The model types exported, with their transformers classes (docs/huggingface.md).
+SUPPORTED_MODEL_TYPES: Dict[str, str] = {
+    "llava": "LlavaForConditionalGeneration",
+    "gemma3": "Gemma3ForConditionalGeneration",
+}
+#: The model types whose image tokens attend to each other in both directions in a
+#: prefill (transformers' ``token_type_ids``): their embeddings carry an image flag.
+BIDIRECTIONAL_IMAGE_MODELS = frozenset({"gemma3"})
+
 #: The method names MultimodalRunner loads.
 VISION_METHOD = "vision_encoder"
 EMBEDDING_METHOD = "token_embedding"
@@ -60,35 +76,72 @@ def load_vision_language(folder: Union[str, Path], dtype: torch.dtype = torch.fl
     folder = Path(folder)
     if not (folder / "config.json").is_file():
         raise FileNotFoundError(f"{folder}: no config.json; give the folder of a Hugging Face model")
+    check_supported_folder(folder)
     return transformers.AutoModelForImageTextToText.from_pretrained(
         folder, local_files_only=True, dtype=dtype, attn_implementation="sdpa"
     ).eval()
 
 
 class VisionEncoder(torch.nn.Module):
-    """The model's image features, projector included, for one image: ``[1, tokens, hidden]``."""
+    """The model's image features, projector included, for one image: ``[1, tokens, hidden]``,
+    or with ``image_flag`` ``[1, tokens, hidden + 1]``, the last channel 1 (an image's)."""
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model: torch.nn.Module, image_flag: bool = False) -> None:
         super().__init__()
         self.model = model
+        self.image_flag = image_flag
 
     def forward(self, pixel_values: torch.Tensor) -> torch.Tensor:
         output = self.model.get_image_features(pixel_values=pixel_values)
         features = getattr(output, "pooler_output", output)
         if isinstance(features, (list, tuple)):
             features = features[0]
-        return features if features.dim() == 3 else features[None]
+        features = features if features.dim() == 3 else features[None]
+        return _flagged(features, 1.0) if self.image_flag else features
 
 
 class TokenEmbedding(torch.nn.Module):
-    """The model's input embeddings of token ids (scaled where the model scales them)."""
+    """The model's input embeddings of token ids (scaled where the model scales them),
+    with ``image_flag`` one channel more, 0 (text's)."""
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model: torch.nn.Module, image_flag: bool = False) -> None:
         super().__init__()
         self.embedding = model.get_input_embeddings()
+        self.image_flag = image_flag
 
     def forward(self, token_ids: torch.Tensor) -> torch.Tensor:
-        return self.embedding(token_ids)
+        embeddings = self.embedding(token_ids)
+        return _flagged(embeddings, 0.0) if self.image_flag else embeddings
+
+
+def _flagged(embeddings: torch.Tensor, flag: float) -> torch.Tensor:
+    """`embeddings` [1, n, hidden] with a last channel of `flag`: [1, n, hidden + 1]."""
+    return torch.cat([embeddings, torch.full_like(embeddings[..., :1], flag)], dim=-1)
+
+
+def has_image_flag(model: torch.nn.Module) -> bool:
+    """Whether the model's image tokens attend to each other in both directions, so that
+    its embeddings carry the image flag channel (:class:`EmbeddingsDecoder`)."""
+    return model.config.model_type in BIDIRECTIONAL_IMAGE_MODELS
+
+
+def check_supported(config: Any) -> None:
+    """Raises a ValueError naming the model type of a model's config unless this export
+    was made for it (:data:`SUPPORTED_MODEL_TYPES`)."""
+    model_type = getattr(config, "model_type", None)
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        supported = ", ".join(f"{name} ({cls})" for name, cls in sorted(SUPPORTED_MODEL_TYPES.items()))
+        classes = getattr(config, "architectures", None)
+        named = f"{model_type!r} ({', '.join(classes)})" if classes else repr(model_type)
+        raise ValueError(
+            f"vision-language model type {named} is not supported; the OpenVINO export supports {supported} "
+            "(docs/huggingface.md)"
+        )
+
+
+def check_supported_folder(folder: Union[str, Path]) -> None:
+    """:func:`check_supported` for a model folder's config, before its weights are loaded."""
+    check_supported(require_transformers().AutoConfig.from_pretrained(Path(folder)))
 
 
 def image_size(model: torch.nn.Module) -> int:
@@ -145,6 +198,7 @@ def export_vision_language(
     """
     if not isinstance(model, torch.nn.Module):
         model = load_vision_language(model, dtype)
+    check_supported(model.config)
     options = parse_compile_specs(compile_specs)
     if options.one_token_model or options.paged_attention:
         raise ValueError("export_vision_language: one_token_model and paged_attention are for text LLMs")
@@ -170,7 +224,8 @@ def export_vision_language(
 def _exported_methods(model: torch.nn.Module, max_seq_len: int) -> Dict[str, tuple]:
     """Each method exported with ``strict=True``: (program, example, dynamic shapes)."""
     size = image_size(model)
-    vision, embedding = VisionEncoder(model), TokenEmbedding(model)
+    flag = has_image_flag(model)
+    vision, embedding = VisionEncoder(model, flag), TokenEmbedding(model, flag)
     pixels = torch.zeros(1, 3, size, size, dtype=next(model.parameters()).dtype)
     vision(pixels)  # transformers installs its output hooks on the first call, before export
     tokens = torch.ones(1, 4, dtype=torch.long)
@@ -180,7 +235,7 @@ def _exported_methods(model: torch.nn.Module, max_seq_len: int) -> Dict[str, tup
         VISION_METHOD: (vision, (pixels,), None),
         EMBEDDING_METHOD: (embedding, (tokens,), ({1: sequence},)),
         DECODER_METHOD: (
-            EmbeddingsDecoder(model, max_seq_len),
+            EmbeddingsDecoder(model, max_seq_len, image_flag=flag),
             (embeddings, torch.arange(4)),
             ({1: sequence}, {0: sequence}),
         ),

@@ -2,9 +2,12 @@
 ``python -m executorch_openvino.llm.export --hf DIR`` to the layout ExecuTorch's
 ``MultimodalRunner`` loads (``vision_encoder``, ``token_embedding``, ``text_decoder``):
 each method runs whole in OpenVINO and the runner answers as transformers' greedy
-``generate`` does, for two images from one runner. A LLaVA (CLIP vision tower, Llama
-text model) is built small from its config with random weights, with a processor
-(``CLIPImageProcessorPil``) and a tokenizer trained here. Nothing is downloaded."""
+``generate`` does, for two images from one runner. Two models, each built small from
+its config with random weights, a processor and a tokenizer trained here, exported
+once for the module's tests: a LLaVA (CLIP vision tower, Llama text model,
+``CLIPImageProcessorPil``) and a Gemma 3 (SigLIP vision tower, pooling projector,
+sliding-window and global layers, image tokens that see each other in both directions,
+``Gemma3ImageProcessorPil``). Nothing is downloaded."""
 
 from __future__ import annotations
 
@@ -26,31 +29,36 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # 
 CONTEXT = 64
 NEW_TOKENS = 8
 IMAGE = 32  # the vision tower's side, in pixels: 16 patches of 8
-PROMPT = "<image> the quick fox"
+PROMPTS = {"llava": "<image> the quick fox", "gemma3": "<start_of_image> the quick fox"}
+#: The special tokens each tokenizer is trained with; the ids of bos, eos and pad follow from their order.
+SPECIALS = {
+    "llava": ["<unk>", "<pad>", "<s>", "</s>", "<image>"],
+    "gemma3": ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_image>", "<end_of_image>", "<image_soft_token>"],
+}
 
 
-def trained_tokenizer() -> transformers.PreTrainedTokenizerFast:
+def trained_tokenizer(family: str = "llava") -> transformers.PreTrainedTokenizerFast:
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    corpus = [f"the quick brown fox jumps over the lazy dog {i} times" for i in range(100)]
-    specials = ["<unk>", "<pad>", "<s>", "</s>", "<image>"]
-    tokenizer.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=200, special_tokens=specials))
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer,
-        bos_token="<s>",
-        eos_token="</s>",
-        unk_token="<unk>",
-        pad_token="<pad>",
-        extra_special_tokens={"image_token": "<image>"},
-    )
+    # Gemma 3's processor puts blank lines around an image: its corpus has them, so they are tokens.
+    # Gemma 3's vocabulary is large enough (300 tokens of 64 values: 75 KiB) that its tied
+    # embedding is among the weights stored once (MIN_SHARED_WEIGHT_BYTES).
+    gap, lines, vocabulary = ("\n\n", 300, 300) if family == "gemma3" else (" ", 100, 200)
+    corpus = [f"the quick brown fox{gap}jumps over the lazy dog {i} times" for i in range(lines)]
+    trainer = trainers.BpeTrainer(vocab_size=vocabulary, special_tokens=SPECIALS[family])
+    tokenizer.train_from_iterator(corpus, trainer)
+    if family == "llava":
+        names = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>")
+        extra = {"image_token": "<image>"}
+    else:
+        names = dict(bos_token="<bos>", eos_token="<eos>", unk_token="<unk>", pad_token="<pad>")
+        extra = {"image_token": "<image_soft_token>", "boi_token": "<start_of_image>", "eoi_token": "<end_of_image>"}
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, extra_special_tokens=extra, **names)
 
 
-@pytest.fixture(scope="module")
-def llava(tmp_path_factory) -> Dict[str, object]:
-    """A LLaVA folder as the hub gives it, and the .pte the command makes of it."""
-    folder = tmp_path_factory.mktemp("llava")
-    tokenizer = trained_tokenizer()
+def llava_model_and_processor() -> tuple:
+    tokenizer = trained_tokenizer("llava")
     vision = transformers.CLIPVisionConfig(
         hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4, image_size=IMAGE, patch_size=8
     )
@@ -77,7 +85,6 @@ def llava(tmp_path_factory) -> Dict[str, object]:
     torch.manual_seed(0)
     model = transformers.LlavaForConditionalGeneration(config).eval()
     model.generation_config = transformers.GenerationConfig(bos_token_id=2, eos_token_id=3, pad_token_id=1)
-    model.save_pretrained(folder)
     processor = transformers.LlavaProcessor(
         image_processor=transformers.CLIPImageProcessorPil(
             size={"shortest_edge": IMAGE}, crop_size={"height": IMAGE, "width": IMAGE}
@@ -88,10 +95,69 @@ def llava(tmp_path_factory) -> Dict[str, object]:
         image_token="<image>",
         num_additional_image_tokens=1,
     )
+    return model, processor
+
+
+def gemma3_model_and_processor() -> tuple:
+    """A Gemma 3 whose 16 patches are pooled to 4 image tokens, whose text model has a
+    sliding-window layer (window 4: shorter than the prompt) and a global one."""
+    tokenizer = trained_tokenizer("gemma3")
+    vision = transformers.SiglipVisionConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4, image_size=IMAGE, patch_size=8
+    )
+    text = transformers.Gemma3TextConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=128,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+        bos_token_id=2,
+        eos_token_id=1,
+        pad_token_id=0,
+        initializer_range=0.05,
+    )
+    config = transformers.Gemma3Config(
+        vision_config=vision,
+        text_config=text,
+        mm_tokens_per_image=4,
+        image_token_index=tokenizer.image_token_id,
+        boi_token_index=tokenizer.boi_token_id,
+        eoi_token_index=tokenizer.eoi_token_id,
+        initializer_range=0.05,
+    )
+    torch.manual_seed(2)  # a draw whose answers differ by image, and without the image tokens' block
+    model = transformers.Gemma3ForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        # transformers starts the projector at zero and the norms at one (Gemma's norms add 1
+        # to their weight): random ones make the answer depend on the image.
+        for name, parameter in model.named_parameters():
+            if "norm" in name or "projection" in name:
+                parameter.normal_(0, 0.5 if "norm" in name else 0.05)
+    model.generation_config = transformers.GenerationConfig(bos_token_id=2, eos_token_id=1, pad_token_id=0)
+    processor = transformers.Gemma3Processor(
+        image_processor=transformers.Gemma3ImageProcessorPil(size={"height": IMAGE, "width": IMAGE}),
+        tokenizer=tokenizer,
+        image_seq_length=4,
+    )
+    return model, processor
+
+
+@pytest.fixture(scope="module", params=["llava", "gemma3"])
+def vlm(request, tmp_path_factory) -> Dict[str, object]:
+    """A model folder as the hub gives it, and the .pte the command makes of it (one per model)."""
+    family = request.param
+    folder = tmp_path_factory.mktemp(family)
+    model, processor = {"llava": llava_model_and_processor, "gemma3": gemma3_model_and_processor}[family]()
+    model.save_pretrained(folder)
     processor.save_pretrained(folder)
-    pte = folder.parent / "llava.pte"
+    pte = folder.parent / f"{family}.pte"
     export_main(["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT)])
-    return {"folder": folder, "pte": pte, "model": model, "processor": processor}
+    return {"folder": folder, "pte": pte, "model": model, "processor": processor, "prompt": PROMPTS[family]}
 
 
 def images() -> List[object]:
@@ -99,10 +165,10 @@ def images() -> List[object]:
     return [PIL.fromarray((np.random.default_rng(seed).random((40, 48, 3)) * 255).astype(np.uint8)) for seed in (0, 1)]
 
 
-def transformers_answer(llava, inputs) -> List[str]:
+def transformers_answer(vlm, inputs) -> List[str]:
     with torch.no_grad():
-        output = llava["model"].generate(**inputs, max_new_tokens=NEW_TOKENS, do_sample=False)
-    tokenizer = llava["processor"].tokenizer
+        output = vlm["model"].generate(**inputs, max_new_tokens=NEW_TOKENS, do_sample=False)
+    tokenizer = vlm["processor"].tokenizer
     return [tokenizer.decode([token]) for token in output[0, inputs["input_ids"].shape[1] :].tolist()]
 
 
@@ -112,13 +178,13 @@ def config():
     return GenerationConfig(max_new_tokens=NEW_TOKENS, temperature=0.0, echo=False)
 
 
-def test_each_method_runs_whole_in_openvino_and_the_decoders_cache_grows(llava):
+def test_each_method_runs_whole_in_openvino_and_the_decoders_cache_grows(vlm):
     """The decoder's positions come listed (``cache_position [n]``); its KV cache still
     grows inside the delegate, which takes the runner's two inputs alone."""
     from executorch.exir._serialize._program import deserialize_pte_binary
     from harness import model_in_blob
 
-    program = deserialize_pte_binary(llava["pte"].read_bytes()).program
+    program = deserialize_pte_binary(vlm["pte"].read_bytes()).program
     plans = {plan.name: plan for plan in program.execution_plan}
     for name in ("vision_encoder", "token_embedding", "text_decoder"):
         assert [operator.name for operator in plans[name].operators] == [], name
@@ -127,58 +193,75 @@ def test_each_method_runs_whole_in_openvino_and_the_decoders_cache_grows(llava):
     decoder = model_in_blob(bytes(program.backend_delegate_data[delegate.processed.index].data))
     variables = [op.get_variable_id() for op in decoder.get_ordered_ops() if op.get_type_name() == "ReadValue"]
     assert len(variables) == 4 and all(variable.endswith(".grown") for variable in variables), variables
-    assert len(decoder.get_parameters()) == 2
+    # The runner's two inputs, then the weights the program stores once (named data).
+    inputs = [parameter.get_friendly_name() for parameter in decoder.get_parameters()]
+    assert inputs[:2] == ["embeddings", "cache_position"], inputs
+    assert all(parameter.get_partial_shape().is_static for parameter in decoder.get_parameters()[2:]), inputs
 
 
-def test_methods_read_their_inputs_where_the_runner_keeps_them(llava):
+def test_methods_read_their_inputs_where_the_runner_keeps_them(vlm):
     """No memory is planned for the methods' inputs: the runner's pixel values and a
     prompt's embeddings reach the delegate without a copy into the program."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    program = deserialize_pte_binary(llava["pte"].read_bytes()).program
+    program = deserialize_pte_binary(vlm["pte"].read_bytes()).program
     for plan in program.execution_plan:
         if plan.name in ("vision_encoder", "token_embedding", "text_decoder"):
             planned = [index for index in plan.inputs if plan.values[index].val.allocation_info is not None]
             assert planned == [], (plan.name, planned)
 
 
-def test_the_runner_answers_like_transformers_for_two_images_through_generate_hf(llava):
+@pytest.mark.parametrize("vlm", ["gemma3"], indirect=True)
+def test_gemma3_stores_the_embedding_token_embedding_and_its_tied_output_projection_read_once(vlm):
+    """The embedding table is read by ``token_embedding`` and, as the tied output
+    projection, by ``text_decoder``: the program holds its bytes once, in its named data."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    model = vlm["model"]
+    assert model.lm_head.weight is model.get_input_embeddings().weight
+    table = model.get_input_embeddings().weight.detach().numpy().tobytes()
+    pte = deserialize_pte_binary(vlm["pte"].read_bytes())
+    assert all(bytes(blob.data).count(table) == 0 for blob in pte.program.backend_delegate_data)
+    assert vlm["pte"].read_bytes().count(table) == 1
+
+
+def test_the_runner_answers_like_transformers_for_two_images_through_generate_hf(vlm):
     from executorch.extension.llm.runner import MultimodalRunner
 
-    runner = MultimodalRunner(str(llava["pte"]), str(llava["folder"] / "tokenizer.json"))
+    runner = MultimodalRunner(str(vlm["pte"]), str(vlm["folder"] / "tokenizer.json"))
     answers = []
     for image in images():
-        inputs = llava["processor"](images=image, text=PROMPT, return_tensors="pt")
+        inputs = vlm["processor"](images=image, text=vlm["prompt"], return_tensors="pt")
         pieces: List[str] = []
-        image_token = llava["model"].config.image_token_index
+        image_token = vlm["model"].config.image_token_index
         runner.generate_hf(inputs, config(), image_token_id=image_token, token_callback=pieces.append)
         runner.reset()
-        assert pieces == transformers_answer(llava, inputs)
+        assert pieces == transformers_answer(vlm, inputs)
         answers.append(pieces)
     assert answers[0] != answers[1], "both images gave one answer: the test would show nothing"
 
 
-def test_the_runner_answers_like_transformers_through_generate_with_multimodal_inputs(llava):
+def test_the_runner_answers_like_transformers_through_generate_with_multimodal_inputs(vlm):
     from executorch.extension.llm.runner import MultimodalRunner, make_image_input, make_token_input
 
-    runner = MultimodalRunner(str(llava["pte"]), str(llava["folder"] / "tokenizer.json"))
-    inputs = llava["processor"](images=images()[1], text=PROMPT, return_tensors="pt")
+    runner = MultimodalRunner(str(vlm["pte"]), str(vlm["folder"] / "tokenizer.json"))
+    inputs = vlm["processor"](images=images()[1], text=vlm["prompt"], return_tensors="pt")
     ids = inputs["input_ids"][0].tolist()
-    image_token = llava["model"].config.image_token_index
+    image_token = vlm["model"].config.image_token_index
     first, last = ids.index(image_token), len(ids) - ids[::-1].index(image_token)
     parts = [make_image_input(inputs["pixel_values"]), make_token_input(ids[last:])]
     if first:
         parts.insert(0, make_token_input(ids[:first]))
     pieces: List[str] = []
     runner.generate(parts, config(), token_callback=pieces.append)
-    assert pieces == transformers_answer(llava, inputs)
+    assert pieces == transformers_answer(vlm, inputs)
 
 
 @pytest.mark.parametrize("shape", [(1, 3, IMAGE, IMAGE + 8), (1, 1, IMAGE, IMAGE)], ids=["wrong_size", "one_channel"])
-def test_an_image_the_encoder_does_not_take_fails_the_call_not_the_process(llava, shape):
+def test_an_image_the_encoder_does_not_take_fails_the_call_not_the_process(vlm, shape):
     from executorch.extension.llm.runner import MultimodalRunner, make_image_input, make_token_input
 
-    runner = MultimodalRunner(str(llava["pte"]), str(llava["folder"] / "tokenizer.json"))
+    runner = MultimodalRunner(str(vlm["pte"]), str(vlm["folder"] / "tokenizer.json"))
     with pytest.raises(RuntimeError):
         runner.generate([make_token_input([2, 5]), make_image_input(torch.rand(shape))], config())
     runner.reset()
@@ -187,11 +270,60 @@ def test_an_image_the_encoder_does_not_take_fails_the_call_not_the_process(llava
     assert len(pieces) == NEW_TOKENS
 
 
-def test_an_image_without_an_image_token_in_the_prompt_is_refused(llava):
+def test_an_image_without_an_image_token_in_the_prompt_is_refused(vlm):
     from executorch.extension.llm.runner import MultimodalRunner
 
-    runner = MultimodalRunner(str(llava["pte"]), str(llava["folder"] / "tokenizer.json"))
-    inputs = llava["processor"](images=images()[0], text=PROMPT, return_tensors="pt")
+    runner = MultimodalRunner(str(vlm["pte"]), str(vlm["folder"] / "tokenizer.json"))
+    inputs = vlm["processor"](images=images()[0], text=vlm["prompt"], return_tensors="pt")
     inputs["input_ids"] = inputs["input_ids"][:, -3:]  # the image token run dropped
     with pytest.raises(RuntimeError, match="no occurrence of 'image_token_id'"):
-        runner.generate_hf(inputs, config(), image_token_id=llava["model"].config.image_token_index)
+        runner.generate_hf(inputs, config(), image_token_id=vlm["model"].config.image_token_index)
+
+
+@pytest.mark.parametrize("family", ["smolvlm", "idefics3"])
+def test_a_vision_language_model_of_another_type_is_refused_naming_the_supported_ones(tmp_path, family):
+    """SmolVLM and Idefics3 split an image into tiles, which the runner's one image a call
+    does not take: the command refuses them before loading any weight."""
+    config = transformers.AutoConfig.for_model(family)
+    config.save_pretrained(tmp_path)
+    with pytest.raises(SystemExit, match=rf"'{family}'.*gemma3 \(Gemma3ForConditionalGeneration\).*llava"):
+        export_main(["--hf", str(tmp_path), "--output", str(tmp_path / "model.pte")])
+
+
+class WidenedMaskAttention(torch.nn.Module):
+    """One attention layer over a cache written at input_pos, whose causal mask rows are
+    ORed with rows that also show the positions after the call's, still empty."""
+
+    def __init__(self, length: int = 16, dim: int = 8) -> None:
+        super().__init__()
+        self.qkv = torch.nn.Linear(dim, 3 * dim, bias=False)
+        self.register_buffer("keys", torch.zeros(1, 1, length, dim))
+        self.register_buffer("values", torch.zeros(1, 1, length, dim))
+        self.register_buffer("causal", torch.tril(torch.ones(length, length, dtype=torch.bool)))
+
+    def forward(self, x: torch.Tensor, input_pos: torch.Tensor) -> torch.Tensor:
+        q, k, v = (part[:, None] for part in self.qkv(x).chunk(3, -1))
+        self.keys[:, :, input_pos] = k
+        self.values[:, :, input_pos] = v
+        rows = self.causal[input_pos]
+        mask = rows | ~rows  # OR keeps the cache growing only if both sides hide the empty positions
+        return torch.nn.functional.scaled_dot_product_attention(q, self.keys, self.values, attn_mask=mask[None, None])
+
+
+def test_a_mask_widened_past_the_calls_positions_keeps_the_cache_as_written(tmp_path):
+    """The cache rewrite accepts an image's widened mask rows (the Gemma 3 tests) by proving
+    that every row still hides the positions after the call's; rows that show them leave
+    the cache as written and the answers as eager's."""
+    from executorch_openvino.conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME
+    from executorch_openvino.serialization.blob import read_blob
+    from harness import lower, run
+
+    model = WidenedMaskAttention().eval()
+    calls = [(torch.randn(1, 1, 8), torch.tensor([position])) for position in range(3)]
+    with torch.no_grad():
+        program = lower(model, calls[0], tmp_path)
+        method = program.load_method()
+        for inputs in calls:
+            torch.testing.assert_close(run(method, inputs)[0], model(*inputs), rtol=1e-4, atol=1e-5)
+    blob = bytes(program.manager.executorch_program.backend_delegate_data[0].data)
+    assert CACHE_POSITIONS_NAME.encode() not in read_blob(blob).ir_xml

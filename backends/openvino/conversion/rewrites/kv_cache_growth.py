@@ -196,20 +196,43 @@ def _mask_hides_unfilled(mask: ov.Output, positions: _Positions, length: int) ->
     diagonal (a sliding window) qualifies: only the positions above it must be hidden.
     So does ``where(rows, bias, m)`` with such boolean rows and a constant ``m`` of -1e30
     or less, as transformers adds T5's relative position bias to its mask: softmax gives
-    such a position exactly 0, as it does a position cut away.
+    such a position exactly 0, as it does a position cut away. So do boolean rows
+    combined from such rows (:func:`_rows_hide_unfilled`), as an image's positions that
+    see each other (llm/huggingface.py's ``EmbeddingsDecoder``) are.
     """
-    rows = _behind_leading_axes(mask.get_node())
-    if rows.get_type_name() == "Select" and _hides(rows.input_value(2)):
-        rows = _behind_leading_axes(rows.input_value(0).get_node())
-    if rows.get_type_name() not in ("Gather", "Slice"):
+    return _rows_hide_unfilled(_behind_leading_axes(mask.get_node()), positions, length)
+
+
+def _rows_hide_unfilled(rows: ov.Node, positions: _Positions, length: int) -> bool:
+    """Whether each row of `rows` ([S, length]) hides every position past the call's last.
+
+    Proven from the rows of a constant causal table chosen by the positions (each hides
+    the positions after its own, which is at most the call's last), and kept by what
+    cannot let a hidden position through: a subset of the rows (Slice or Gather along
+    the rows), an OR of rows that both hide them, an AND with rows that hide them, and
+    a Select between two such (whatever its condition).
+    """
+    rows = _skip_converts(rows)
+    kind = rows.get_type_name()
+    if kind == "Select" and _hides(rows.input_value(2)):
+        return _rows_hide_unfilled(_behind_leading_axes(rows.input_value(0).get_node()), positions, length)
+    if kind == "Select":
+        return all(_rows_hide_unfilled(rows.input_value(i).get_node(), positions, length) for i in (1, 2))
+    if kind in ("LogicalOr", "BitwiseOr"):
+        return all(_rows_hide_unfilled(rows.input_value(i).get_node(), positions, length) for i in (0, 1))
+    if kind in ("LogicalAnd", "BitwiseAnd"):
+        return any(_rows_hide_unfilled(rows.input_value(i).get_node(), positions, length) for i in (0, 1))
+    if kind not in ("Gather", "Slice"):
         return False
     table = _skip_converts(rows.input_value(0).get_node())
+    if table.get_type_name() != "Constant":
+        return _selects_rows(rows) and _rows_hide_unfilled(table, positions, length)
     table_shape = table.get_output_partial_shape(0)
-    if table.get_type_name() != "Constant" or not table_shape.is_static or len(table_shape) != 2:
+    if not table_shape.is_static or len(table_shape) != 2:
         return False
     if table_shape[1].get_length() != length:
         return False
-    if rows.get_type_name() == "Gather":
+    if kind == "Gather":
         chosen_by_positions = (
             _is_scalar(rows.input_value(2), 0) and _skip_converts(rows.input_value(1).get_node()) is positions.parameter
         )
@@ -226,6 +249,23 @@ def _mask_hides_unfilled(mask: ov.Output, positions: _Positions, length: int) ->
     if values.dtype == np.bool_:
         return not values[above_diagonal].any()
     return bool(np.isneginf(values[above_diagonal]).all())
+
+
+def _selects_rows(node: ov.Node) -> bool:
+    """Whether a Gather or Slice of a [S, L] input keeps some of its rows, every column
+    in place: Gather along axis 0 by a scalar or a list, or Slice along axis 0 alone."""
+    shape = node.input_value(0).get_partial_shape()
+    if shape.rank.is_dynamic or shape.rank.get_length() != 2:
+        return False
+    if node.get_type_name() == "Gather":
+        indices = node.input_value(1).get_partial_shape()
+        return (
+            _constant_values(node.input_value(2)) in ([0], [-2])
+            and indices.rank.is_static
+            and indices.rank.get_length() <= 1
+        )
+    axes = _constant_values(node.input_value(4)) if node.get_input_size() > 4 else None
+    return axes in ([0], [-2])
 
 
 def _hides(value: ov.Output) -> bool:
