@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # A venv for optimum-executorch, whose `optimum-cli export executorch` takes this
 # project's `--recipe openvino` (backends/openvino/llm/optimum_executorch.py, tested
-# by backends/openvino/tests/test_optimum_executorch.py; docs/huggingface.md).
+# by backends/openvino/tests/huggingface/test_optimum_executorch.py; docs/huggingface.md).
 #
 #     bash scripts/optimum_executorch_env.sh [VENV]   # default /work/venvs/optimum-executorch
-#     VENV/bin/python -m pytest backends/openvino/tests/test_optimum_executorch.py
+#     VENV/bin/python -m pytest backends/openvino/tests/huggingface/test_optimum_executorch.py
 #
 # optimum-executorch 1.1.0 pins transformers==5.0.0rc1, which the project's
 # huggingface extra (5.23.0) excludes, so it lives in a venv of its own, outside the

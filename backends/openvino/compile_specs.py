@@ -114,7 +114,7 @@ class OpenvinoOptions:
 
         The runtime's own (``native_library.runtime_compile_config``) is the definition;
         this copy serves hosts without the runtime library, and
-        tests/test_compile_config_agreement.py checks that the two agree field by field.
+        tests/contracts/test_compile_config_agreement.py checks that the two agree field by field.
 
         Args:
             float_kernels_for_quantized_layers: what the runtime decides at load for an IR

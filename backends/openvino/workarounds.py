@@ -6,9 +6,9 @@ graph passes (passes/), model rewrites (conversion/rewrites/), translations of o
 own (conversion/translators/) and partitioner rules (partition/), as names under the
 package. Each fix names its entry in turn, with ``@works_around("id")``; code in those
 lists that works around nothing says so with ``@not_a_workaround("why")``.
-tests/test_workaround_registry.py checks both directions.
+tests/workarounds/test_workaround_registry.py checks both directions.
 
-tests/test_openvino_bugs.py has one test per entry, ``test_<id>``, that runs OpenVINO
+tests/workarounds/test_openvino_bugs.py has one test per entry, ``test_<id>``, that runs OpenVINO
 alone on the smallest case and passes while OpenVINO still computes it wrong. When a
 release computes it right, that test fails: the entry and its fixes can go (keep the
 end-to-end tests, which show that eager's values still come out).

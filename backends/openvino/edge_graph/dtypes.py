@@ -1,7 +1,7 @@
 """The dtypes the delegate binds at its boundary, and OpenVINO's element type for each.
 
 The C++ runtime has the same table (to_ov_type in runtime/tensor_binding.cpp);
-tests/test_dtypes.py checks that the two agree.
+tests/contracts/test_dtypes.py checks that the two agree.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ exports one token per call, and ``--dtype`` is the weights' dtype; optimum's
 XNNPACK) are ignored with a warning: attention is one OpenVINO op and the cache is
 OpenVINO state without them. ``--qlinear`` quantizes the model with torchao before the
 recipe receives it; the delegate decomposes torchao's ops and OpenVINO gets the integer
-weights (tests/test_torchao_quantization.py). docs/huggingface.md says what else works.
+weights (tests/quantization/test_torchao_quantization.py). docs/huggingface.md says what else works.
 """
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def _bounds_exact_in_float32(node: torch.fx.Node) -> bool:
     Rounding to float32 keeps the order of values and leaves such bounds as they are:
     a value at or past a bound still clamps to it, and one between the bounds is below
     2**24 and exact (checked on OpenVINO 2026.4.1 at +-(2**31 - 1), int32 and int64, in
-    tests/test_integer_reductions.py). With one bound missing, a value past 2**24
+    tests/ops/test_integer_reductions.py). With one bound missing, a value past 2**24
     comes back changed (relu(2**31 - 1) gave -2**31).
     """
     bounds = [node.args[1] if len(node.args) > 1 else node.kwargs.get("min")]

@@ -37,7 +37,7 @@ from ..workarounds import works_around
 
 logger = logging.getLogger(__name__)
 
-# Dtypes a constant copy comes back exactly in, checked one by one (tests/test_copies.py);
+# Dtypes a constant copy comes back exactly in, checked one by one (tests/lowering/test_copies.py);
 # 64-bit ones come back through 32 bits (workarounds.py, sixty_four_bit_in_32_bits).
 EXACT_CONSTANT_COPY_DTYPES: FrozenSet[torch.dtype] = frozenset(
     {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.float16, torch.bfloat16, torch.float32}

@@ -5,7 +5,7 @@
 // the settings depend on the device's placement and on the CPU, which are code, not
 // data. Python keeps a copy (OpenvinoOptions.compile_config) because lowering must
 // work where this library is missing or built for another OpenVINO release;
-// tests/test_compile_config_agreement.py checks the two field by field.
+// tests/contracts/test_compile_config_agreement.py checks the two field by field.
 
 #include <cstring>
 #include <string>

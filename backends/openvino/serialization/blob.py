@@ -24,7 +24,7 @@ _HEADER_V2 = struct.Struct(f"<8sII{VERSION_FIELD_SIZE}sQQI{DIGEST_SIZE}s")
 _HEADER = struct.Struct(f"<8sII{VERSION_FIELD_SIZE}sQQI{DIGEST_SIZE}sII")
 assert _HEADER_V2.size == HEADER_SIZE_V2 and _HEADER.size == HEADER_SIZE
 # Where each field after the magic and format version starts, from the layout above
-# (runtime/blob_format.h has the same names; tests/test_blob.py checks they agree).
+# (runtime/blob_format.h has the same names; tests/runtime/test_blob.py checks they agree).
 WRITER_VERSION_OFFSET = struct.calcsize("<8sII")
 XML_SIZE_OFFSET = WRITER_VERSION_OFFSET + VERSION_FIELD_SIZE
 WEIGHTS_SIZE_OFFSET = XML_SIZE_OFFSET + 8

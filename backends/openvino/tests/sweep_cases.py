@@ -5,7 +5,7 @@ a factory for one input set (called with a seeded torch.Generator, so two seeds
 give two different inputs for the same loaded method), and a note on dtypes.
 A runner lowers each case with OpenvinoPartitioner, runs two inputs through one
 loaded method and compares with eager PyTorch. This module defines no tests:
-test_op_variant_sweep.py lowers the cases a family (a `section`) at a time.
+ops/test_op_variant_sweep.py lowers the cases a family (a `section`) at a time.
 
 Two kinds of cases need more than that:
 - `Case.non_core_aten`: ops outside core ATen that have no decomposition, which
@@ -793,7 +793,7 @@ add("pad1d_reflect_2d_input_unbatched", lambda: Fn(lambda x: F.pad(x, (2, 2), mo
 # --------------------------------------------------------------------------- issue 40 (second half): ops no kernel ran
 # fmax, fmin, addmv, nn.Bilinear and scans with ties lower with the default EdgeCompileConfig
 # (pre_decomposition/ops_without_kernels/); trunc and 32/64-bit integer division run in OpenVINO (translators/trunc.py,
-# rewrites/exact_integer_division.py). NaN, -0.0 and a zero divisor: tests/test_ops_without_kernels.py.
+# rewrites/exact_integer_division.py). NaN, -0.0 and a zero divisor: tests/ops/test_ops_without_kernels.py.
 section("ops_without_kernels")
 
 
@@ -1073,7 +1073,7 @@ def _no_kernel(op: str) -> str:
 
 # Cases that lower (the partitioner leaves their op on the CPU) but cannot load:
 # Program.load_method fails with 0x14 (OperatorMissing), and lowering warns about it
-# (partition/missing_kernels.py). test_op_variant_sweep.py checks that each op stays on the CPU.
+# (partition/missing_kernels.py). ops/test_op_variant_sweep.py checks that each op stays on the CPU.
 # Only ops with no exact OpenVINO form are left here.
 RUNS_NOWHERE: Dict[str, RunsNowhere] = {
     # matrix_norm of order 2 is the largest singular value, which needs an iterative

@@ -7,7 +7,7 @@ PyTorch allows). This one gives every index position a bag number and reduces th
 gathered rows into their bags with ScatterElementsUpdate: exact for every mode.
 
 Eager PyTorch 2.13's CPU kernel, which this follows (checked over thousands of
-random cases, see tests/test_embedding_bag.py):
+random cases, see tests/ops/test_embedding_bag.py):
 
 - bag b takes the positions ``offsets[b] .. offsets[b + 1] - 1``; with
   ``include_last_offset`` there is one bag fewer than offsets;

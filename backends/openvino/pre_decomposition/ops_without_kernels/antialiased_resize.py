@@ -10,7 +10,7 @@ ExecuTorch 1.5.1's portable kernels have the bilinear one only.
 
 The weights as eager PyTorch 2.13 computes them on the CPU, in float32 (checked against
 ``F.interpolate`` over 20000 random sizes, scales and both align_corners, see
-tests/test_antialiased_resize.py): along a dimension of ``n`` inputs resized to ``m``,
+tests/ops/test_exact_decompositions.py): along a dimension of ``n`` inputs resized to ``m``,
 
 - ``scale`` is ``(n - 1) / (m - 1)`` (0 for ``m == 1``) with align_corners, else
   ``1 / scale_factor`` when one is given, else ``n / m``;

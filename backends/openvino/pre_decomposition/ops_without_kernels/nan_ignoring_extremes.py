@@ -1,6 +1,6 @@
 """``fmax`` and ``fmin``: the larger or smaller value, a NaN counting only where both are NaN.
 
-Eager PyTorch 2.13 (checked in tests/test_elementwise_decompositions.py): where
+Eager PyTorch 2.13 (checked in tests/ops/test_exact_decompositions.py): where
 exactly one side is NaN, the other side; both NaN, NaN; of equal values (``0.0`` and
 ``-0.0``) the first argument, but the second in bfloat16 (at every length); the dtype and shape that type promotion and
 broadcasting give. Integers and bools have no NaN: there it is ``maximum`` or

@@ -1,6 +1,6 @@
 """``addmv`` and ``bilinear`` (``nn.Bilinear``) as matrix products.
 
-Eager PyTorch 2.13 (checked in tests/test_elementwise_decompositions.py):
+Eager PyTorch 2.13 (checked in tests/ops/test_exact_decompositions.py):
 
 - ``addmv(input, mat, vec, beta=b, alpha=a)`` is ``b * input + a * (mat @ vec)``,
   where ``b == 0`` ignores ``input`` (its NaN and infinities too) and ``a == 0``

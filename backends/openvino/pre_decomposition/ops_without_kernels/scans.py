@@ -9,7 +9,7 @@ elementwise ops, which OpenVINO converts and ExecuTorch's portable kernels run.
 
 Eager PyTorch 2.13 on the CPU, which these follow (checked against random inputs
 with ties, NaN, infinities, -0.0, empty and 0-d tensors, see
-tests/test_scan_decompositions.py):
+tests/ops/test_exact_decompositions.py):
 
 - ``cummax``/``cummin``: the running extreme and the index of its LAST occurrence
   among equal values (a new element replaces the extreme when ``x >= max``,

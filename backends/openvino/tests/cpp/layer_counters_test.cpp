@@ -7,7 +7,7 @@
  *
  *   etov_layer_counters_test blob.bin [--one-token]
  *
- * blob.bin is a delegate's processed bytes (tests/test_profiling.py writes it);
+ * blob.bin is a delegate's processed bytes (tests/runtime/test_profiling.py writes it);
  * --one-token loads it with the compile spec one_token_model=1 and expects two
  * compiled models. Exits 0 when every check passes; otherwise prints each failed
  * check and exits 1 (2 on usage or I/O).

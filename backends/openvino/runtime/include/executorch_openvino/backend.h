@@ -24,7 +24,7 @@ namespace executorch_openvino {
 
 // Every string constant below has a twin in the Python package (the backend id,
 // the load-option keys, the tensor-name markers that lowering writes and this
-// runtime reads); tests/test_backend_id.py checks that each agrees with its twin
+// runtime reads); tests/contracts/test_backend_id.py checks that each agrees with its twin
 // and that none lacks one.
 
 /// The id the delegate registers under. Must equal BACKEND_ID in

@@ -19,7 +19,7 @@ from typing import Dict, Iterator, List, Set, Tuple
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[4]
 PACKAGE = "backends/openvino"
 CONTRIBUTORS_README = REPO_ROOT / PACKAGE / "README.md"
 TESTS_FOLDER = "tests/"

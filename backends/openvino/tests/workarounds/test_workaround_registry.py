@@ -78,7 +78,7 @@ def test_every_registry_entry_names_fixes_that_exist_and_name_it_back(workaround
 @pytest.mark.parametrize("workaround_id", sorted(WORKAROUNDS))
 def test_every_registry_entry_has_an_openvino_alone_test(workaround_id):
     assert callable(getattr(test_openvino_bugs, f"test_{workaround_id}", None)), (
-        f"tests/test_openvino_bugs.py has no test_{workaround_id}"
+        f"tests/workarounds/test_openvino_bugs.py has no test_{workaround_id}"
     )
 
 

@@ -12,7 +12,7 @@ extra (5.23.0) excludes, so these tests run only in a venv of its own and are sk
 elsewhere (CI's venv among them)::
 
     bash scripts/optimum_executorch_env.sh            # /work/venvs/optimum-executorch
-    /work/venvs/optimum-executorch/bin/python -m pytest backends/openvino/tests/test_optimum_executorch.py
+    /work/venvs/optimum-executorch/bin/python -m pytest backends/openvino/tests/huggingface/test_optimum_executorch.py
 
 There, on 2026-12-06: 8 passed in 232 s (2 cores shared with other jobs); in the
 project's venv (transformers 5.23.0): skipped.

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "operator_suite.py"
+SCRIPT = Path(__file__).resolve().parents[4] / "benchmarks" / "operator_suite.py"
 # One plain op, and EmbeddingBag with include_last_offset (our own translation).
 SELECTED = {
     "test_add_f32_alpha[executorch_openvino]": "aten::add.Tensor",

@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 from executorch_openvino.edge_graph.dtypes import OPENVINO_TYPES
 
-TENSOR_BINDING = Path(__file__).resolve().parents[1] / "runtime" / "tensor_binding.cpp"
+TENSOR_BINDING = Path(__file__).resolve().parents[2] / "runtime" / "tensor_binding.cpp"
 
 # ExecuTorch's ScalarType names (runtime/core/portable_type/scalar_type.h) for torch's dtypes.
 SCALAR_TYPES = {

@@ -121,7 +121,7 @@ def test_a_model_fact_the_reader_does_not_know_is_refused():
     ],
 )
 def test_layout_in_the_cpp_header_is_the_python_layout(cpp_name, python_name):
-    header = Path(__file__).resolve().parents[1] / "runtime" / "blob_format.h"
+    header = Path(__file__).resolve().parents[2] / "runtime" / "blob_format.h"
     match = re.search(rf"\b{cpp_name}\s*=\s*(\d+)(?:u << (\d+))?;", header.read_text())
     assert match, f"{cpp_name} is not defined in {header}"
     value = int(match.group(1)) << int(match.group(2) or 0)

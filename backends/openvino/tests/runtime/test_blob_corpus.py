@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cpp_build import cpp_programs
 
-CORPUS = Path(__file__).resolve().parent / "fuzz_corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "fuzz_corpus"
 EXPECTED = {
     "parse": "refused by parse_blob",
     "init": "parsed, refused by init",

@@ -1,24 +1,29 @@
 """The op-variant sweep: the single-op cases of sweep_cases.py, lowered a family at a time.
 
-sweep_cases.py defines 410 small cases for the ops users meet most, each in many
-variants: convolutions (padding modes, "same"/"valid", groups, dilation, stride) and
-transposed convolutions; max, average and adaptive pooling (ceil mode,
-count_include_pad, divisor_override, indices); embedding and embedding_bag (modes,
+sweep_cases.py defines 485 small cases for the ops users meet most, each in many
+variants, in eleven families: convolutions (padding modes, "same"/"valid", groups,
+dilation, stride) and transposed convolutions; max, average and adaptive pooling (ceil
+mode, count_include_pad, divisor_override, indices); embedding and embedding_bag (modes,
 offsets, empty bags, include_last_offset, padding_idx, per-sample weights);
 interpolate (nearest, linear, cubic, align_corners, antialias, scales and sizes);
 reductions over f32, i32, i64 and bool (dims, keepdim, correction); index, gather,
-scatter, index_put, masked_fill and where; cumulative ops; F.pad.
+scatter, index_put, masked_fill and where; cumulative ops; F.pad; ops no ExecuTorch
+kernel ran (round with decimals, fmax, fmin, addmv, bilinear, scans with ties, trunc,
+integer division past 2**24); sorting, selection and set ops (sort, argsort, topk,
+median, nanmedian, kthvalue, mode, unique, unique_consecutive, histc, bucketize,
+searchsorted). 483 of them run, in 23 programs; the other 2 run nowhere (below).
 
-Lowered one program per case, the sweep takes seven to eight minutes, most of it
-the fixed cost of a program (export, to_edge, OpenVINO's conversion and compilation,
-loading). Here the cases of one family are packed, up to CASES_PER_PROGRAM of them,
-into one module whose forward takes the inputs of all its cases and returns all
-their outputs. Each such program is lowered with OpenvinoPartitioner, loaded once
-and run on two seeded input sets, and every case's outputs are compared with eager
-PyTorch on their own: floats within rtol = atol = 1e-4, integers and bools exactly,
-dtypes and shapes always. What is left is mostly cost by graph size: bicubic and
-trilinear interpolation decompose into 150-200 nodes a case, and their 12 cases take
-nearly half of this file's time.
+Lowered one program per case (when the sweep held 410 cases), the sweep took seven
+to eight minutes, most of it the fixed cost of a program (export, to_edge, OpenVINO's
+conversion and compilation, loading). Here the cases of one family are packed, up to
+CASES_PER_PROGRAM of them, into one module whose forward takes the inputs of all its
+cases and returns all their outputs. Each such program is lowered with
+OpenvinoPartitioner, loaded once and run on two seeded input sets, and every case's
+outputs are compared with eager PyTorch on their own: floats within rtol = atol = 1e-4,
+integers and bools exactly, dtypes and shapes always. What is left is mostly cost by
+graph size: to_edge decomposes a bicubic interpolation into some 160 nodes and a
+trilinear one into some 60, and the interpolate family (50 cases, in programs of 8)
+takes about a third of this file's time.
 
 What runs nowhere: the cases of sweep_cases.RUNS_NOWHERE lower with their op left
 on the CPU, but their programs cannot load (OperatorMissing), because OpenVINO does

@@ -3,7 +3,7 @@ into one it gets right, and the graph still computes eager PyTorch's values.
 
 The graphs are the ones preprocess gives the passes (test_fold_miscomputed_constants.py
 builds them, and tests fold_miscomputed_constants there). No lowering here: the
-end-to-end tests (test_conversion_safety.py and others) show each fix through the
+end-to-end tests (ops/test_conversion_safety.py and others) show each fix through the
 delegate. workarounds.py names the OpenVINO behaviour each pass is for.
 """
 

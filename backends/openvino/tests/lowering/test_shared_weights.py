@@ -2,7 +2,7 @@
 encoder and its decoder) is stored once, in the program's named data: the partitioner
 finds such weights among those the methods' graphs read (partition/shared_weights.py),
 and preprocess moves them out of each blob (serialization/named_weights.py). The
-end-to-end checks are in test_encoder_decoder.py and test_shared_buffers.py."""
+end-to-end checks are in huggingface/test_encoder_decoder.py and test_shared_buffers.py."""
 
 import torch
 from executorch_openvino.edge_graph.program_inputs import weight_digest

@@ -2,7 +2,7 @@
 OpenVINO's CPU plugin computes wrong into one it computes right (compiled on the CPU at
 f32, as the delegate compiles), or gives the model the form the runtime binds.
 
-Each model is built as the PyTorch frontend builds the case. tests/test_openvino_bugs.py
+Each model is built as the PyTorch frontend builds the case. tests/workarounds/test_openvino_bugs.py
 runs the same cases without the rewrite; the end-to-end tests show them through the
 delegate. workarounds.py names the OpenVINO behaviour each rewrite is for.
 """
