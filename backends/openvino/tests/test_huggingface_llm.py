@@ -220,12 +220,13 @@ def test_paged_attention_llama_folder_generates_like_transformers(llama, tmp_pat
     assert_runner_generates_like_transformers(pte, folder)
 
 
-def test_paged_attention_dynamic_llama_folder_fills_the_prompt_and_generates_like_transformers(llama, tmp_path):
+def test_paged_attention_dynamic_llama_folder_fills_the_prompt_and_generates_like_transformers(llama, tmp_path, capfd):
     # A dynamic-length export: the runner's prompt runs in PagedAttention form too.
     folder, _ = llama
     pte = tmp_path / "paged_dynamic.pte"
     export_main(["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT), "--paged-attention"])
     assert_runner_generates_like_transformers(pte, folder)
+    assert "paged_attention" not in capfd.readouterr().err  # not loaded in the stateful form instead
 
 
 @pytest.mark.parametrize("family", ["qwen2", "phi3", "smollm3"])

@@ -244,9 +244,10 @@ def test_a_dynamic_length_export_fills_prompts_in_paged_form_like_eager(prompts_
     assert "paged_attention" not in capfd.readouterr().err  # not loaded in the stateful form instead
 
 
-def test_a_dynamic_length_export_fills_two_prompts_through_one_loaded_method(prompts_program, dynamic_llama):
+def test_a_dynamic_length_export_fills_two_prompts_through_one_loaded_method(prompts_program, dynamic_llama, capfd):
     method = prompts_program.load_method()
     for seed in (16, 17):  # the second starts again at 0 over what the first wrote
         prompt = tokens(35 + seed - 16, seed=seed)
         steps = [([token], len(prompt) + offset) for offset, token in enumerate(tokens(3, seed=seed + 10))]
         assert_prompts_and_steps_like_eager(method, dynamic_llama, [(prompt, 0)] + steps)
+    assert "paged_attention" not in capfd.readouterr().err
