@@ -4,7 +4,7 @@ folder, in one process and alternating rounds.
 
     python benchmarks/llm_genai.py [--model DIR] [--forms int4 fp32] [--prompts 200 900] \
         [--new-tokens 64] [--rounds 5] [--genai-dir int4=DIR ...] [--optimum-cli PATH] \
-        [--work DIR [--reuse-exports]] [--no-memory]
+        [--work DIR [--reuse-exports]] [--no-memory] [--engines NAME ...]
     python benchmarks/llm_genai.py --quick      # checks the script in a few minutes
 
 Without ``--model`` the model is ``LlamaForCausalLM`` with random weights, dim 1024, 8
@@ -19,7 +19,9 @@ Each form (``--forms``) is exported both ways from the folder:
   an id no model produces, so that the runner generates exactly ``--new-tokens`` tokens
   as GenAI does with ``ignore_eos``. Engines: "ours default" (f32 inference precision),
   "ours bf16" (``--precision bf16``; skipped where OpenVINO lists no BF16 among the CPU's
-  OPTIMIZATION_CAPABILITIES) and "ours speed" (``--speed``: bf16 and a u8 KV cache);
+  OPTIMIZATION_CAPABILITIES), "ours speed" (``--speed``: bf16 and a u8 KV cache), "ours
+  paged" (``--paged-attention``: the KV cache in OpenVINO's PagedAttention form, prompts
+  included) and "ours bf16 paged" (``--precision bf16 --paged-attention``, a bf16 cache);
 - GenAI: ``optimum-cli export openvino --task text-generation-with-past`` with
   ``--weight-format int4 --sym --group-size 128 --ratio 1.0 --all-layers`` (the same
   4-bit form as ours) or ``--weight-format fp32`` (``--genai-dir FORM=DIR`` reuses an
@@ -66,7 +68,8 @@ Measured, for each form and engine:
 
 Targets (ratios of times, ours / GenAI): int4 at defaults (ours default against GenAI
 default), first token and decode <= 1.0x; fp32 exact (ours default against GenAI f32)
-<= 1.0x; the speed preset (ours speed against GenAI default) <= 1.0x; peak memory of
+<= 1.0x; the speed preset (ours speed against GenAI default) <= 1.0x; ours paged against
+GenAI f32 and ours bf16 paged against GenAI default <= 1.0x; peak memory of
 ours <= 1.1x that of the GenAI engine it is compared with.
 ExecuTorch's runner logs every generation to stderr; the tables go to stdout.
 """
@@ -143,6 +146,8 @@ ENGINES = (
     Engine("ours default", True),
     Engine("ours bf16", True, ("--precision", "bf16"), needs_bf16=True),
     Engine("ours speed", True, ("--speed",)),
+    Engine("ours paged", True, ("--paged-attention",)),
+    Engine("ours bf16 paged", True, ("--precision", "bf16", "--paged-attention"), needs_bf16=True),
     Engine("GenAI default", False),
     Engine("GenAI f32", False, properties=(("INFERENCE_PRECISION_HINT", "f32"),)),
     Engine("GenAI f32, f32 KV", False, properties=(("INFERENCE_PRECISION_HINT", "f32"), ("KV_CACHE_PRECISION", "f32"))),
@@ -152,6 +157,8 @@ TIME_TARGETS = (
     ("int4 at defaults", "int4", "ours default", "GenAI default"),
     ("fp32 exact", "fp32", "ours default", "GenAI f32"),
     ("speed preset", None, "ours speed", "GenAI default"),
+    ("paged attention, f32", None, "ours paged", "GenAI f32"),
+    ("paged attention, bf16", None, "ours bf16 paged", "GenAI default"),
 )
 
 
@@ -749,7 +756,7 @@ def print_results(all_results: Dict[str, FormResults], options: argparse.Namespa
     rows = []
     for target, form_of_target, ours_name, genai_name in TIME_TARGETS:
         for form, results in all_results.items():
-            if form_of_target not in (None, form) or ours_name not in results.timings:
+            if form_of_target not in (None, form) or not {ours_name, genai_name} <= set(results.timings):
                 continue
             for key in results.timings[ours_name]:
                 for what, attribute in (("first token", "first_token_ms"), ("decode", "ms_per_token")):
@@ -840,6 +847,13 @@ def main() -> None:
     parser.add_argument("--reuse-exports", action="store_true", help="reuse exports --work holds from an earlier run")
     parser.add_argument("--no-memory", action="store_true", help="skip the fresh-process memory measurement")
     parser.add_argument("--quick", action="store_true", help="prompts 32 and 64, 8 new tokens, 2 rounds, one form")
+    parser.add_argument(
+        "--engines",
+        nargs="+",
+        choices=[engine.name for engine in ENGINES],
+        metavar="NAME",
+        help=f"the engines to run (default: all of {', '.join(repr(engine.name) for engine in ENGINES)})",
+    )
     options = parser.parse_args()
     if options.quick:
         options.prompts, options.new_tokens, options.rounds = [32, 64], 8, 2
@@ -868,7 +882,7 @@ def main() -> None:
         genai_dirs[form] = Path(path)
 
     skipped = []
-    engines = list(ENGINES)
+    engines = [engine for engine in ENGINES if not options.engines or engine.name in options.engines]
     if not has_bf16():
         skipped.append("ours bf16 skipped: OpenVINO lists no BF16 among this CPU's OPTIMIZATION_CAPABILITIES")
         engines = [engine for engine in engines if not engine.needs_bf16]

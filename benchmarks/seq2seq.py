@@ -99,6 +99,7 @@ import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
 import torch  # noqa: E402
 from common.bench import (  # noqa: E402
+    OthersLoad,
     environment,
     growth_in_fresh_process,
     max_rel_err,
@@ -689,30 +690,6 @@ def run_round(engine: Any, load: Workload, steps: int, encoder_calls: int) -> Tu
         times.append((time.perf_counter_ns() - begin) / 1e6)
         tokens.append(load.prompt[position + 1] if position + 1 < len(load.prompt) else next_token(logits))
     return statistics.median(encoder), statistics.median(times[START:]), times[0], tokens
-
-
-class OthersLoad:
-    """The share of the machine's cores that other processes kept busy since the last
-    call: /proc/stat's busy time less this process's CPU time. On a machine shared with
-    others, a round run beside their work is slower, and more so for an engine whose
-    threads wait for one another at every layer."""
-
-    def __init__(self) -> None:
-        self._tick = os.sysconf("SC_CLK_TCK")
-        self._last = self._now()
-
-    def _now(self) -> Tuple[float, float, float]:
-        with open("/proc/stat") as stat:
-            fields = [int(value) for value in stat.readline().split()[1:]]
-        busy = (sum(fields[:8]) - fields[3] - fields[4]) / self._tick  # all but idle and iowait
-        own = os.times()
-        return time.perf_counter(), busy, own.user + own.system
-
-    def since_last(self) -> float:
-        now = self._now()
-        wall, busy, own = (b - a for a, b in zip(self._last, now))
-        self._last = now
-        return min(1.0, max(0.0, (busy - own) / (wall * (os.cpu_count() or 1)))) if wall > 0 else 0.0
 
 
 def measure(engines: Dict[str, Any], load: Workload, options: argparse.Namespace) -> Dict[str, Samples]:

@@ -354,7 +354,7 @@ def openvino_compile_specs(
         openvino_compile_specs(dynamic_quantization_group_size=32)  # faster compressed weights, int8 activations
         openvino_compile_specs(one_token_model=True)  # dynamic-length LLM: decode as fast as a static export
         openvino_compile_specs(kv_cache_precision="u8")  # an LLM's KV cache in 8 bits, as OpenVINO GenAI keeps it
-        openvino_compile_specs(paged_attention=True)  # LLM decode export: going back costs one step
+        openvino_compile_specs(paged_attention=True)  # LLM: faster long prompts, going back costs one step
         openvino_compile_specs(per_sequence_inputs=["encoder_hidden_states"])  # a seq2seq decoder
 
     ``one_token_model`` applies to a delegate whose KV cache grows by the tokens'
@@ -363,11 +363,12 @@ def openvino_compile_specs(
     weights the device repacks, compiled twice. Other delegates ignore it.
     ``kv_cache_precision`` sets the precision of a KV cache OpenVINO fuses with attention
     (the inference precision by default); ``"u8"`` is the CPU plugin's own default.
-    ``paged_attention`` keeps the KV cache of calls of one token in OpenVINO's
-    PagedAttention form, in blocks the runtime owns, so that a call that goes back to an
-    earlier position costs no more than a step (docs/llm.md): every call of an LLM
-    exported with one token a call, or with ``one_token_model`` the calls of one token of
-    a dynamic-length export. It assumes
+    ``paged_attention`` keeps an LLM's KV cache in OpenVINO's PagedAttention form, in
+    blocks the runtime owns, so that long prompts fill faster (the CPU plugin's
+    PagedAttention kernel) and a call that goes back to an earlier position costs no
+    more than a step (docs/llm.md): every call of an LLM exported with a dynamic length,
+    prompts included, or with one token a call; with ``one_token_model`` the calls of one
+    token only. It assumes
     causal attention over the whole cache: :func:`~executorch_openvino.llm.export.export_llm`
     refuses it for a model with a sliding window. CPU only, with an f32, f16 or bf16 cache.
     ``per_sequence_inputs`` names inputs of a delegate with a growing KV cache that keep

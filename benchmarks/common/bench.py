@@ -210,6 +210,30 @@ def growth_in_fresh_process(setup: str, work: str) -> Tuple[float, float, str]:
     return float(resident), float(anonymous), result[0] if result else ""
 
 
+class OthersLoad:
+    """The share of the machine's cores that other processes kept busy since the last
+    call: /proc/stat's busy time less this process's CPU time. On a machine shared with
+    others, a round run beside their work is slower, and more so for an engine whose
+    threads wait for one another at every layer."""
+
+    def __init__(self) -> None:
+        self._tick = os.sysconf("SC_CLK_TCK")
+        self._last = self._now()
+
+    def _now(self) -> Tuple[float, float, float]:
+        with open("/proc/stat") as stat:
+            fields = [int(value) for value in stat.readline().split()[1:]]
+        busy = (sum(fields[:8]) - fields[3] - fields[4]) / self._tick  # all but idle and iowait
+        own = os.times()
+        return time.perf_counter(), busy, own.user + own.system
+
+    def since_last(self) -> float:
+        now = self._now()
+        wall, busy, own = (b - a for a, b in zip(self._last, now))
+        self._last = now
+        return min(1.0, max(0.0, (busy - own) / (wall * (os.cpu_count() or 1)))) if wall > 0 else 0.0
+
+
 def package_version(name: str) -> str:
     try:
         return metadata.version(name)

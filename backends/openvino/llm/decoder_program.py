@@ -114,7 +114,7 @@ def export_llm(
         )
     options = parse_compile_specs(compile_specs)
     if options.paged_attention:
-        _check_paged_attention_fits(args, options.one_token_model)
+        _check_paged_attention_fits(args)
     compression = check_compression(compression_settings(weight_compression)) if weight_compression else None
     compile_specs = compile_specs_for_compressed_weights(compile_specs, compression)
     tokens = torch.tensor([[bos_id, bos_id]], dtype=torch.long)
@@ -140,13 +140,8 @@ def export_llm(
     return edge.to_executorch()
 
 
-def _check_paged_attention_fits(args: Any, one_token_model: bool) -> None:
-    """Refuses, before the export, a model the compile spec paged_attention would run wrong or not at all."""
-    if args.enable_dynamic_shape and not one_token_model:
-        raise ValueError(
-            "export_llm: paged_attention takes one token a call; export with enable_dynamic_shape=False "
-            "(--static-shape), or add one_token_model, whose calls of one token then run in that form"
-        )
+def _check_paged_attention_fits(args: Any) -> None:
+    """Refuses, before the export, a model the compile spec paged_attention would run wrong."""
     window = getattr(args, "sliding_window", None)
     if window:
         # OpenVINO's SDPAToPagedAttention makes attention causal over the whole cache and

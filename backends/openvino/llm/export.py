@@ -108,9 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--paged-attention",
         action="store_true",
-        help="with --static-shape or --one-token-model: keep the KV cache of calls of one token in OpenVINO's "
-        "PagedAttention form, so that going back to an earlier position costs a step (CPU; not for models with "
-        "a sliding window)",
+        help="keep the KV cache in OpenVINO's PagedAttention form: long prompts fill faster, and going back to "
+        "an earlier position costs a step (CPU, f32/f16/bf16 cache; not for models with a sliding window; with "
+        "--one-token-model only decode steps use it)",
     )
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
@@ -185,8 +185,6 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     options = parser.parse_args(argv)
     if options.one_token_model and options.static_shape:
         parser.error("--one-token-model is for dynamic-length exports; --static-shape has one token per call already")
-    if options.paged_attention and not (options.static_shape or options.one_token_model):
-        parser.error("--paged-attention takes one token a call: add --static-shape or --one-token-model")
     if options.hf and (options.checkpoint or options.vocab_size is not None):
         parser.error("--checkpoint and --vocab-size are for --params; a --hf folder holds its weights and sizes")
     if options.params and options.max_source_len is not None:

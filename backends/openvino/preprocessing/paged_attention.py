@@ -22,9 +22,9 @@ _TOKENS_NAME = "input_ids"
 def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
     """Raises ValueError naming why the runtime could not keep `model`'s KV cache in
     PagedAttention form: a device or cache precision whose blocks it does not lay out,
-    no grown KV cache, calls of more than one token (a dynamic-length export needs
-    one_token_model, whose calls of one token then run in the form), or attention the
-    rewrite leaves."""
+    no grown KV cache, tokens of another shape than one token or [1, tokens], attention
+    the rewrite leaves, or a layout of the rewrite the runtime does not change back.
+    With one_token_model, only the model of one token takes the form."""
     if options.device_type != "CPU":
         raise ValueError(f"OpenVINO paged_attention runs on CPU; device is {options.device!r}")
     if options.kv_cache_precision == "u8":
@@ -42,15 +42,9 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
             f"inputs {[port.get_any_name() for port in trial.inputs]}"
         )
     shape = tokens[0].get_partial_shape()
-    if shape.is_dynamic:
-        # A dynamic-length export: its calls of one token run on the model of one token,
-        # which the runtime keeps in this form; prompts stay on the stateful model.
-        if not options.one_token_model:
-            raise ValueError(
-                f"OpenVINO paged_attention takes one token a call: export with enable_dynamic_shape=False "
-                f"(--static-shape), or set one_token_model for a dynamic-length export; this delegate's tokens "
-                f"input is {shape}"
-            )
+    if shape.is_dynamic and options.one_token_model:
+        # Its calls of one token run on the model of one token, which the runtime keeps
+        # in this form; prompts stay on the stateful model.
         shape = ov.PartialShape([1 if dim.is_dynamic else dim.get_length() for dim in shape])
         # As the runtime fixes it (one_token_model.cpp): on the parameter, without SmartReshape.
         tokens[0].get_node().set_partial_shape(shape)
@@ -60,8 +54,13 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
             "OpenVINO paged_attention with one_token_model is for dynamic-length exports; this delegate "
             "already takes one token a call: leave one_token_model out"
         )
-    if math.prod(shape.to_shape()) != 1:
-        raise ValueError(f"OpenVINO paged_attention takes one token a call; this delegate's tokens input is {shape}")
+    one_token = shape.is_static and math.prod(shape.to_shape()) == 1
+    sequence = shape.rank.is_static and len(shape) == 2 and shape[0].is_static and shape[0].get_length() == 1
+    if not (one_token or sequence):
+        raise ValueError(
+            f"OpenVINO paged_attention takes one token a call or the tokens of one sequence, [1, tokens]; "
+            f"this delegate's tokens input is {shape}"
+        )
     from openvino._offline_transformations import paged_attention_transformation
 
     tokens[0].get_tensor().set_names({_TOKENS_NAME})
@@ -75,6 +74,41 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
         raise ValueError(
             f"OpenVINO paged_attention: OpenVINO's SDPAToPagedAttention left {len(left)} KV cache(s) as state "
             f"(such as {left[0]!r}): their attention is not one it rewrites"
+        )
+    if not one_token:
+        _check_sequence_layout(trial)
+
+
+def _check_sequence_layout(model: ov.Model) -> None:
+    """Raises ValueError when the rewrite's layout of a call's tokens is not the one the
+    runtime lays out again as one sequence (lay_out_as_one_sequence in
+    runtime/paged_attention.cpp; OpenVINO 2026.4.1): the tokens unsqueezed into batch
+    rows, each PagedAttention's queries, keys and values flattened by a Reshape from
+    [batch, tokens, heads, size] with static heads and size, and its output shaped back
+    by a Reshape."""
+    consumers = [target.get_node() for target in model.input(_TOKENS_NAME).get_target_inputs()]
+    problems = [
+        f"the tokens feed a {node.get_type_name()}" for node in consumers if node.get_type_name() != "Unsqueeze"
+    ]
+    for op in model.get_ordered_ops():
+        if op.get_type_name() != "PagedAttentionExtension":
+            continue
+        for index in range(3):
+            flatten = op.input_value(index).get_node()
+            shape = flatten.get_input_partial_shape(0) if flatten.get_type_name() == "Reshape" else None
+            if shape is None or shape.rank.is_dynamic or len(shape) != 4 or shape[2].is_dynamic or shape[3].is_dynamic:
+                problems.append(
+                    f"{op.get_friendly_name()} input {index} comes from a {flatten.get_type_name()} of {shape}"
+                )
+        problems += [
+            f"{op.get_friendly_name()}'s output feeds a {target.get_node().get_type_name()}"
+            for target in op.output(0).get_target_inputs()
+            if target.get_node().get_type_name() != "Reshape"
+        ]
+    if problems:
+        raise ValueError(
+            "OpenVINO paged_attention: the layout OpenVINO's SDPAToPagedAttention gives a call of several tokens "
+            f"is not the one the runtime lays out as one sequence: {'; '.join(problems)}"
         )
 
 

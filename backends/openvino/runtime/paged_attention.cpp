@@ -12,6 +12,7 @@
 #include <openvino/op/constant.hpp>
 #include <openvino/op/parameter.hpp>
 #include <openvino/op/reshape.hpp>
+#include <openvino/op/unsqueeze.hpp>
 #include <openvino/op/util/read_value_base.hpp>
 #include <openvino/pass/manager.hpp>
 #include <openvino/pass/sdpa_to_paged_attention.hpp>
@@ -110,6 +111,7 @@ std::string cache_variable_of(ov::Output<ov::Node> value) {
 // PagedAttentionExtension's inputs (OpenVINO 2026.4.1): query, key, value, key cache,
 // value cache, then the sequence's bookkeeping.
 constexpr size_t kQueryInput = 0;
+constexpr size_t kValueInput = 2;
 constexpr size_t kKeyCacheInput = 3;
 constexpr size_t kValueCacheInput = 4;
 
@@ -170,6 +172,49 @@ void name_caches_after_variables(ov::Model& model, const std::vector<AttentionRe
   }
 }
 
+// Workaround, OpenVINO 2026.4.1: SDPAToPagedAttention lays the tokens of a call out as
+// batch rows, one token each: it makes input_ids [tokens] and unsqueezes it at axis 1
+// for the model, flattens each attention's queries, keys and values [batch, 1, heads,
+// size] with Reshape(x, {0, -1}), and shapes PagedAttention's output [tokens, heads *
+// size] back with Reshape(out, {0, 1, -1, size}). An exported model fixes its batch at
+// 1 and reshapes along the sequence, so a call of several tokens fails in that layout.
+// These put the tokens back as one sequence of the batch of 1 the export has: the
+// tokens [1, tokens] into the model, [1, tokens, heads, size] -> [tokens, heads * size]
+// into PagedAttention, and its output to [1, tokens, heads, size]. For one token the
+// two layouts are the same.
+void lay_out_as_one_sequence(ov::Model& model) {
+  for (const auto& op : model.get_ordered_ops()) {
+    if (std::string(op->get_type_name()) != "PagedAttentionExtension") continue;
+    int64_t heads = 0, value_size = 0;  // the output's: the queries' heads, the values' size
+    for (size_t input = kQueryInput; input <= kValueInput; ++input) {
+      const auto flatten = std::dynamic_pointer_cast<ov::op::v1::Reshape>(op->input_value(input).get_node_shared_ptr());
+      const ov::PartialShape shape = flatten ? flatten->get_input_partial_shape(0) : ov::PartialShape::dynamic();
+      if (shape.rank().is_dynamic() || shape.size() != 4 || shape[2].is_dynamic() || shape[3].is_dynamic()) {
+        throw std::invalid_argument("SDPAToPagedAttention fed PagedAttention input " + std::to_string(input) +
+                                    " in a layout this runtime does not know (" + shape.to_string() + ")");
+      }
+      if (input == kQueryInput) heads = shape[2].get_length();
+      if (input == kValueInput) value_size = shape[3].get_length();
+      const int64_t width = shape[2].get_length() * shape[3].get_length();
+      const auto flat = std::make_shared<ov::op::v1::Reshape>(
+          flatten->input_value(0), ov::op::v0::Constant::create(ov::element::i64, {2}, std::vector<int64_t>{-1, width}),
+          false);
+      op->input(input).replace_source_output(flat);
+    }
+    const auto back =
+        ov::op::v0::Constant::create(ov::element::i64, {4}, std::vector<int64_t>{1, -1, heads, value_size});
+    for (auto& consumer : op->output(0).get_target_inputs()) {
+      auto* reshape = dynamic_cast<ov::op::v1::Reshape*>(consumer.get_node());
+      if (reshape == nullptr) {
+        throw std::invalid_argument(std::string("SDPAToPagedAttention fed PagedAttention's output to a ") +
+                                    consumer.get_node()->get_type_name() + ", not the Reshape this runtime knows");
+      }
+      reshape->input(1).replace_source_output(back);
+      reshape->set_special_zero(false);
+    }
+  }
+}
+
 }  // namespace
 
 void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
@@ -180,9 +225,12 @@ void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
   const auto tokens_names = tokens->output(0).get_names();
   const std::string tokens_friendly_name = tokens->get_friendly_name();
   const ov::PartialShape tokens_shape = tokens->get_partial_shape();
-  // Prompts in this form lay tokens out as batch rows, which the exported reshapes refuse.
-  if (!tokens_shape.is_static() || ov::shape_size(tokens_shape.to_shape()) != 1) {
-    throw std::invalid_argument("the tokens input is " + tokens_shape.to_string() + "; one token a call is supported");
+  // One token a call, or the tokens of one sequence: [1, tokens] (lay_out_as_one_sequence).
+  const bool one_token = tokens_shape.is_static() && ov::shape_size(tokens_shape.to_shape()) == 1;
+  const bool sequence = tokens_shape.rank().is_static() && tokens_shape.size() == 2 && tokens_shape[0] == 1;
+  if (!one_token && !sequence) {
+    throw std::invalid_argument("the tokens input is " + tokens_shape.to_string() +
+                                "; one token a call or [1, tokens] is supported");
   }
   std::vector<ov::PartialShape> result_shapes;
   for (const auto& result : model->get_results()) {
@@ -200,12 +248,25 @@ void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
   }
   name_caches_after_variables(*model, reads);
 
-  // The transformation flattens the tokens to one dimension; the delegate's input keeps
-  // its shape and is flattened inside the model, at the same index.
+  lay_out_as_one_sequence(*model);
+
+  // The transformation flattens the tokens to one dimension and unsqueezes them into
+  // batch rows for the model; the delegate's input keeps its shape, at the same index,
+  // and the model reads it as the one sequence it is ([1, tokens]). Tokens of another
+  // rank (one token) are flattened inside the model.
   const auto flattened = parameter_named(*model, kTokensName);
   const auto kept = std::make_shared<ov::op::v0::Parameter>(flattened->get_element_type(), tokens_shape);
   kept->set_friendly_name(tokens_friendly_name);
   kept->output(0).set_names(tokens_names);
+  for (auto& consumer : flattened->output(0).get_target_inputs()) {
+    const bool unsqueeze = dynamic_cast<ov::op::v0::Unsqueeze*>(consumer.get_node()) != nullptr;
+    if (sequence && unsqueeze) {
+      consumer.get_node()->output(0).replace(kept->output(0));
+    } else if (!one_token) {
+      throw std::invalid_argument(std::string("SDPAToPagedAttention fed the tokens to a ") +
+                                  consumer.get_node()->get_type_name() + ", not the Unsqueeze this runtime knows");
+    }
+  }
   const auto flat = std::make_shared<ov::op::v1::Reshape>(
       kept, ov::op::v0::Constant::create(ov::element::i64, {1}, std::vector<int64_t>{-1}), false);
   flattened->output(0).replace(flat->output(0));
@@ -336,6 +397,11 @@ Result<std::optional<PagedCache>> PagedCache::find(const ov::CompiledModel& comp
   for (size_t k = 1; k <= blocks; ++k) {
     cache.first_blocks_.emplace_back(block_indices, ov::Coordinate{0}, ov::Coordinate{k});
   }
+  // The positions of a call, as many as it brings: views of one tensor of `capacity`.
+  ov::Tensor position_ids(ov::element::i64, {static_cast<size_t>(capacity)});
+  for (size_t k = 1; k <= static_cast<size_t>(capacity); ++k) {
+    cache.first_positions_.emplace_back(position_ids, ov::Coordinate{0}, ov::Coordinate{k});
+  }
   for (size_t i = first; i < inputs.size(); ++i) {
     const ov::Output<const ov::Node>& port = inputs[i];
     const std::string name = paged_name_of(port);
@@ -429,12 +495,13 @@ void PagedCache::before_call(ov::InferRequest& request, int64_t start, int64_t e
     request.set_tensor(block_indices_port_, first_blocks_.at(blocks - 1));
     bound_blocks_ = blocks;
   }
-  if (!position_ids_ || position_ids_.get_size() != static_cast<size_t>(count)) {
-    position_ids_ = ov::Tensor(ov::element::i64, {static_cast<size_t>(count)});
-    request.set_tensor(position_ids_port_, position_ids_);
-  }
+  auto* positions = first_positions_.front().data<int64_t>();  // the start of every view
   for (int64_t i = 0; i < count; ++i) {
-    position_ids_.data<int64_t>()[i] = start + i;
+    positions[i] = start + i;
+  }
+  if (static_cast<size_t>(count) != bound_positions_) {  // bound only when the count changes
+    request.set_tensor(position_ids_port_, first_positions_.at(static_cast<size_t>(count) - 1));
+    bound_positions_ = static_cast<size_t>(count);
   }
 }
 

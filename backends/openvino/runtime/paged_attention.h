@@ -1,6 +1,6 @@
 /*
- * A KV cache in OpenVINO's PagedAttention form, for a delegate that brings one token
- * a call, when the compile spec paged_attention asks for it.
+ * A KV cache in OpenVINO's PagedAttention form, for a delegate's calls of one token
+ * and its prompts, when the compile spec paged_attention asks for it.
  *
  * The stateful form keeps each layer's cache as an OpenVINO state that grows by
  * concatenation, so going back to an earlier position (a chat application
@@ -10,7 +10,9 @@
  * caller owns, in blocks of positions, and takes how many positions come before the
  * call (past_lens) as an input. The delegate owns those blocks, lays its one sequence
  * out in blocks 0, 1, ..., and fills the inputs from the call's positions: going back
- * or starting again changes an input and copies nothing.
+ * or starting again changes an input and copies nothing. A prompt runs in the form
+ * too, and the CPU plugin's PagedAttention kernel fills it faster than the stateful
+ * form's attention over a mask (benchmarks/results/llm-prefill-attention-2026-12-06.md).
  *
  * The transformation makes attention causal over the whole cache: a model whose
  * attention masks more (a sliding window) computes other values in this form, so the
@@ -40,9 +42,11 @@ inline constexpr const char kPagedCacheName[] = "executorch_openvino.paged_cache
 /// Rewrites `model`, an IR whose KV caches grow by concatenation, with OpenVINO's
 /// SDPAToPagedAttention. Its own inputs and outputs keep their indices, names and
 /// shapes; the PagedAttention inputs come after them, each cache named after the
-/// variable it replaces (kPagedCacheName) where every attention read one. Throws std::invalid_argument
+/// variable it replaces (kPagedCacheName) where every attention read one. The tokens
+/// of a call, one or [1, tokens], run as one sequence. Throws std::invalid_argument
 /// when a grown cache is left as a state, the tokens input cannot be told apart or
-/// holds more than one token, and what OpenVINO throws.
+/// has another shape, the rewrite's layout is not the one this runtime changes, and
+/// what OpenVINO throws.
 void to_paged_attention(const std::shared_ptr<ov::Model>& model);
 
 /// The PagedAttention inputs of a compiled model, and the block caches bound to them.
@@ -61,7 +65,7 @@ class PagedCache {
 
   /// Before a call of positions start..end - 1 (checked by CacheSequence): sets the
   /// inputs, so that the call attends over positions 0..end - 1 and writes its own.
-  /// Allocates only when the count of positions a call brings changes.
+  /// Allocates nothing.
   void before_call(ov::InferRequest& request, int64_t start, int64_t end);
 
   /// The blocks that replace the grown cache of `variable`; an empty tensor when no
@@ -87,7 +91,8 @@ class PagedCache {
   ov::Tensor subsequence_begins_;                     // [2]: 0, positions of the call
   ov::Tensor block_indices_begins_;                   // [2]: 0, blocks the sequence uses
   ov::Tensor max_context_len_;                        // []: positions attended
-  ov::Tensor position_ids_;                           // [positions of the call]
+  std::vector<ov::Tensor> first_positions_;           // [k]: the call's positions, a view of one tensor for each k
+  size_t bound_positions_ = 0;                        // the k of the view bound to position_ids
   std::vector<ov::Tensor> first_blocks_;              // [k]: 0..k-1, a view of one tensor for each k
   size_t bound_blocks_ = 0;                           // the k of the view bound to block_indices
   std::vector<ov::Tensor> blocks_;                    // the key and value caches, bound once

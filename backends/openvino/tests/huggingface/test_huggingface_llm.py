@@ -220,6 +220,35 @@ def test_paged_attention_llama_folder_generates_like_transformers(llama, tmp_pat
     assert_runner_generates_like_transformers(pte, folder)
 
 
+def test_paged_attention_dynamic_llama_folder_fills_the_prompt_and_generates_like_transformers(llama, tmp_path, capfd):
+    # A dynamic-length export: the runner's prompt runs in PagedAttention form too.
+    folder, _ = llama
+    pte = tmp_path / "paged_dynamic.pte"
+    export_main(["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT), "--paged-attention"])
+    assert_runner_generates_like_transformers(pte, folder)
+    assert "paged_attention" not in capfd.readouterr().err  # not loaded in the stateful form instead
+
+
+@pytest.mark.parametrize("family", ["qwen2", "phi3", "smollm3"])
+def test_family_fills_prompts_in_paged_form_like_transformers(family, tmp_path, capfd):
+    """Prompts and decode steps of a dynamic-length export with paged_attention: each
+    call's logits are those of transformers' model over the whole sequence so far."""
+    model = small_model(family, vocab_size=160)
+    specs = openvino_compile_specs(paged_attention=True)
+    program = program_of(export_huggingface_llm(model, max_seq_len=CONTEXT, compile_specs=specs), tmp_path, family)
+    method = program.load_method()
+    for sequence, prompt_length in (([5, 17, 3, 99, 42, 7, 8, 150, 11, 12, 13], 7), ([9, 4, 60, 61], 3)):
+        calls = [(sequence[:prompt_length], 0)] + [
+            ([token], prompt_length + i) for i, token in enumerate(sequence[prompt_length:])
+        ]
+        for tokens, position in calls:
+            [logits] = method.execute([torch.tensor([tokens]), torch.tensor([position])])
+            with torch.no_grad():
+                expected = model(torch.tensor([sequence[: position + len(tokens)]])).logits[:, -1]
+            assert_close([logits.clone()], [expected], rtol=1e-4, atol=1e-4)
+    assert "paged_attention" not in capfd.readouterr().err  # not loaded in the stateful form instead
+
+
 @pytest.mark.parametrize("family", ["mistral", "gemma3_text"])
 def test_paged_attention_is_refused_for_a_sliding_window(family):
     # OpenVINO's PagedAttention form would attend past the window without an error.

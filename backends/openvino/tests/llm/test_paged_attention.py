@@ -1,8 +1,10 @@
-"""With the compile spec paged_attention, an LLM exported with one token a call keeps
-its KV cache in OpenVINO's PagedAttention form, in blocks the runtime owns: every
-call still gives what eager PyTorch gives, whether it continues the sequence, goes
-back to an earlier position or starts again; bad positions are refused as in the
-stateful form, and lowering refuses what the runtime could not run in this form."""
+"""With the compile spec paged_attention, an LLM keeps its KV cache in OpenVINO's
+PagedAttention form, in blocks the runtime owns: every call of an export with one token
+a call, every call of a dynamic-length export, prompts included, or with one_token_model
+its calls of one token. Every call still gives what eager PyTorch gives, whether it
+continues the sequence, goes back to an earlier position or starts again; bad positions
+are refused as in the stateful form, and lowering refuses what the runtime could not run
+in this form."""
 
 import copy
 from pathlib import Path
@@ -131,19 +133,6 @@ def test_the_paged_form_is_compiled_from_memory_whatever_the_cache_dir(
         assert not list(cache.parent.glob("**/etov-ir-*-paged-attention-*.xml"))
 
 
-def test_lowering_refuses_a_dynamic_length_export(tmp_path):
-    model = small_llama(layers=1, dim=96, max_seq_len=CONTEXT, enable_dynamic_shape=True)
-    sequence = torch.export.Dim("sequence", min=1, max=CONTEXT - 1)
-    with pytest.raises(Exception, match="one token a call"), torch.no_grad():
-        lower(
-            model,
-            (torch.tensor([[1, 2]]), {"input_pos": torch.tensor([0])}),
-            tmp_path,
-            compile_specs=openvino_compile_specs(paged_attention=True),
-            dynamic_shapes=({1: sequence}, {"input_pos": None}),
-        )
-
-
 @pytest.mark.parametrize(
     "specs, refused",
     [({"device": "GPU"}, "runs on CPU"), ({"kv_cache_precision": "u8"}, "kv_cache_precision is 'u8'")],
@@ -178,15 +167,6 @@ def test_export_llm_refuses_a_sliding_window_before_exporting():
 
     args = ModelArgs(max_seq_len=CONTEXT, use_kv_cache=True, enable_dynamic_shape=False, sliding_window=8)
     with pytest.raises(ValueError, match="sliding_window=8"):
-        export_llm(torch.nn.Identity(), args, compile_specs=openvino_compile_specs(paged_attention=True))
-
-
-def test_export_llm_refuses_a_dynamic_length_export_before_exporting():
-    from executorch.examples.models.llama.model_args import ModelArgs
-    from executorch_openvino.llm.export import export_llm
-
-    args = ModelArgs(max_seq_len=CONTEXT, use_kv_cache=True, enable_dynamic_shape=True)
-    with pytest.raises(ValueError, match="enable_dynamic_shape=False"):
         export_llm(torch.nn.Identity(), args, compile_specs=openvino_compile_specs(paged_attention=True))
 
 
@@ -238,3 +218,36 @@ def test_with_one_token_model_two_sequences_from_one_loaded_method(dynamic_progr
         prompt = tokens(7, seed=seed)
         steps = [([token], 7 + offset) for offset, token in enumerate(tokens(30, seed=seed + 10))]
         assert_prompts_and_steps_like_eager(method, dynamic_llama, [(prompt, 0)] + steps)
+
+
+@pytest.fixture(scope="module")
+def prompts_program(dynamic_llama, tmp_path_factory):
+    """A dynamic-length export with paged_attention alone: prompts run in the form too."""
+    sequence = torch.export.Dim("sequence", min=1, max=CONTEXT - 1)
+    with torch.no_grad():
+        return lower(
+            dynamic_llama,
+            (torch.tensor([[1, 2]]), {"input_pos": torch.tensor([0])}),
+            tmp_path_factory.mktemp("paged_prompts"),
+            compile_specs=openvino_compile_specs(paged_attention=True),
+            dynamic_shapes=({1: sequence}, {"input_pos": None}),
+        )
+
+
+def test_a_dynamic_length_export_fills_prompts_in_paged_form_like_eager(prompts_program, dynamic_llama, capfd):
+    # A prompt across a block boundary, decode steps across the next, a prompt that
+    # continues, and one that goes back into the first prompt.
+    prompt = tokens(40, seed=12)
+    steps = [([token], 40 + offset) for offset, token in enumerate(tokens(26, seed=13))]
+    calls = [(prompt, 0)] + steps + [(tokens(6, seed=14), 66), (tokens(5, seed=15), 20), ([7], 25)]
+    assert_prompts_and_steps_like_eager(prompts_program.load_method(), dynamic_llama, calls)
+    assert "paged_attention" not in capfd.readouterr().err  # not loaded in the stateful form instead
+
+
+def test_a_dynamic_length_export_fills_two_prompts_through_one_loaded_method(prompts_program, dynamic_llama, capfd):
+    method = prompts_program.load_method()
+    for seed in (16, 17):  # the second starts again at 0 over what the first wrote
+        prompt = tokens(35 + seed - 16, seed=seed)
+        steps = [([token], len(prompt) + offset) for offset, token in enumerate(tokens(3, seed=seed + 10))]
+        assert_prompts_and_steps_like_eager(method, dynamic_llama, [(prompt, 0)] + steps)
+    assert "paged_attention" not in capfd.readouterr().err
