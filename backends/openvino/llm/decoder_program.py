@@ -55,11 +55,10 @@ def program_reading_inputs_in_place(edge: EdgeProgramManager) -> ExecutorchProgr
     every call. Whisper's ``text_decoder`` takes the encoder's output (1500 x d_model
     values, 2.3 MB at whisper-tiny's f32) at every step and reads it only at position
     0, and a vision-language ``text_decoder`` takes a prompt's embeddings. Without
-    planned inputs, ExecuTorch's
-    ``set_input`` (and its Python and C++ ``Module``) hands the caller's tensor to the
-    delegate, which binds it in place; the caller keeps it alive for the call, as it
-    already does. Outputs stay planned: the delegate writes them into the program's
-    memory.
+    planned inputs, ExecuTorch's ``set_input`` (and its Python and C++ ``Module``)
+    hands the caller's tensor to the delegate, which binds it in place; the caller
+    keeps it alive for the call, as it already does. Outputs stay planned: the
+    delegate writes them into the program's memory.
     """
     inputs_in_place = MemoryPlanningPass(alloc_graph_input=False)
     return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=inputs_in_place))

@@ -197,8 +197,9 @@ def export_vision_language(
         Path("llava.pte").write_bytes(program.buffer)
     """
     if not isinstance(model, torch.nn.Module):
-        model = load_vision_language(model, dtype)
-    check_supported(model.config)
+        model = load_vision_language(model, dtype)  # checks the folder's type before loading
+    else:
+        check_supported(model.config)
     options = parse_compile_specs(compile_specs)
     if options.one_token_model or options.paged_attention:
         raise ValueError("export_vision_language: one_token_model and paged_attention are for text LLMs")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from executorch.exir import EdgeCompileConfig, ExecutorchProgramManager, to_edge, to_edge_transform_and_lower
@@ -285,6 +285,19 @@ def program_with_blob(path: Path, tamper: Callable[[bytes], bytes]) -> bytes:
     [delegate_data] = pte.program.backend_delegate_data
     delegate_data.data = tamper(bytes(delegate_data.data))
     return bytes(serialize_pte_binary(pte))
+
+
+def planned_inputs(pte: Path, methods: Sequence[str]) -> Dict[str, List[int]]:
+    """For each of `methods` in the .pte at `pte`, the value indices of its inputs that the
+    program plans memory for (ExecuTorch copies a call's input into such memory)."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    program = deserialize_pte_binary(pte.read_bytes()).program
+    return {
+        plan.name: [index for index in plan.inputs if plan.values[index].val.allocation_info is not None]
+        for plan in program.execution_plan
+        if plan.name in methods
+    }
 
 
 def model_in_blob(blob: bytes) -> Any:

@@ -170,13 +170,10 @@ def test_methods_read_their_inputs_where_the_caller_keeps_them(family, request):
     """No memory is planned for the methods' inputs: ExecuTorch hands the caller's
     tensors (the encoder's output at every decoder step) to the delegate instead of
     copying them into the program at each call."""
-    from executorch.exir._serialize._program import deserialize_pte_binary
+    from harness import planned_inputs
 
-    program = deserialize_pte_binary(request.getfixturevalue(family)["pte"].read_bytes()).program
-    for plan in program.execution_plan:
-        if plan.name in ("encoder", "text_decoder"):
-            planned = [index for index in plan.inputs if plan.values[index].val.allocation_info is not None]
-            assert planned == [], (plan.name, planned)
+    methods = ("encoder", "text_decoder")
+    assert planned_inputs(request.getfixturevalue(family)["pte"], methods) == {method: [] for method in methods}
 
 
 @pytest.mark.parametrize("family", ["whisper", "t5"])

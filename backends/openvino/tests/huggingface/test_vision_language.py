@@ -202,13 +202,10 @@ def test_each_method_runs_whole_in_openvino_and_the_decoders_cache_grows(vlm):
 def test_methods_read_their_inputs_where_the_runner_keeps_them(vlm):
     """No memory is planned for the methods' inputs: the runner's pixel values and a
     prompt's embeddings reach the delegate without a copy into the program."""
-    from executorch.exir._serialize._program import deserialize_pte_binary
+    from harness import planned_inputs
 
-    program = deserialize_pte_binary(vlm["pte"].read_bytes()).program
-    for plan in program.execution_plan:
-        if plan.name in ("vision_encoder", "token_embedding", "text_decoder"):
-            planned = [index for index in plan.inputs if plan.values[index].val.allocation_info is not None]
-            assert planned == [], (plan.name, planned)
+    methods = ("vision_encoder", "token_embedding", "text_decoder")
+    assert planned_inputs(vlm["pte"], methods) == {method: [] for method in methods}
 
 
 @pytest.mark.parametrize("vlm", ["gemma3"], indirect=True)
