@@ -123,16 +123,18 @@ def test_addon_registers_the_recipe_without_importing_it():
     """The add-on's module runs at every optimum-cli command: it adds the ``openvino``
     entry and leaves this package (torch, executorch, OpenVINO) unimported until the
     recipe is called."""
+    from executorch_openvino.llm.optimum_executorch import RECIPE
+
     script = (
         "import sys\n"
         "import optimum.commands.register.register_executorch_openvino as addon\n"
         "from optimum.exporters.executorch.recipe_registry import recipe_registry\n"
-        "print(addon.REGISTER_COMMANDS, recipe_registry.get('openvino') is addon.export_with_openvino, "
+        "print(addon.REGISTER_COMMANDS, addon.RECIPE, recipe_registry.get(addon.RECIPE) is addon.export_with_openvino, "
         "sorted(name for name in sys.modules if name.startswith('executorch_openvino')))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"{ADDON_MISSING}\n{result.stderr[-4000:]}"
-    assert result.stdout.splitlines()[-1] == "[] True []"
+    assert result.stdout.splitlines()[-1] == f"[] {RECIPE} True []"
 
 
 def test_recipe_is_registered_on_import_and_refuses_other_tasks_models():
