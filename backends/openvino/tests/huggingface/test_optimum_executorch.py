@@ -15,7 +15,7 @@ elsewhere (CI's venv among them)::
     bash scripts/optimum_executorch_env.sh            # /work/venvs/optimum-executorch
     /work/venvs/optimum-executorch/bin/python -m pytest backends/openvino/tests/huggingface/test_optimum_executorch.py
 
-There, on 2026-12-06: 8 passed in 232 s (2 cores shared with other jobs); in the
+There, on 2026-12-06: 9 passed in 267 s (2 cores shared with other jobs, load average 7-10); in the
 project's venv (transformers 5.23.0): skipped.
 A tiny Llama is built from its config with random weights and a tokenizer trained
 here; nothing is downloaded."""
