@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A venv for optimum-executorch, whose `optimum-cli export executorch` takes this
-# project's `--recipe openvino` (backends/openvino/llm/optimum_executorch.py, tested
-# by backends/openvino/tests/huggingface/test_optimum_executorch.py; docs/huggingface.md).
+# project's `--recipe openvino` (backends/openvino/llm/optimum_executorch.py, found by
+# optimum-cli through the add-on integrations/optimum-executorch; tested by
+# backends/openvino/tests/huggingface/test_optimum_executorch.py; docs/huggingface.md).
 #
 #     bash scripts/optimum_executorch_env.sh [VENV]   # default /work/venvs/optimum-executorch
 #     VENV/bin/python -m pytest backends/openvino/tests/huggingface/test_optimum_executorch.py
@@ -13,9 +14,11 @@
 # `pip check` clean. Order and pins matter:
 # - torch first and pinned: pip takes the CPU build this machine holds; an unpinned
 #   torch (optimum-executorch's requirement through executorch) pulls a CUDA build;
-# - this project last, without its dependencies (its huggingface extra would replace
+# - this project next, without its dependencies (its huggingface extra would replace
 #   transformers 5.0.0rc1) and without build isolation (the C++ runtime is built
-#   against the executorch and openvino installed here: a minute or two).
+#   against the executorch and openvino installed here: a minute or two);
+# - the add-on executorch-openvino-optimum after it: its requirements
+#   (optimum-executorch, executorch-openvino) are then met, and pip installs nothing else.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,17 +37,19 @@ PIP=("$VENV/bin/python" -m pip install --disable-pip-version-check)
 # pytest and tokenizers (a transformers requirement already) for the test.
 "${PIP[@]}" torch==2.13.0 openvino==2026.4.1 nncf==3.4.0 "scikit-build-core>=0.10" "cmake>=3.28" ninja pytest
 "${PIP[@]}" --no-deps --no-build-isolation "$REPO"
+"${PIP[@]}" "$REPO/integrations/optimum-executorch"
 "$VENV/bin/python" -m pip check
 
 "$VENV/bin/python" - <<'EOF'
 import sys
 from importlib.metadata import version
 
-import executorch_openvino.llm.optimum_executorch  # noqa: F401  registers the recipe
+import optimum.commands.register.register_executorch_openvino  # noqa: F401  what optimum-cli imports
 from optimum.exporters.executorch.recipe_registry import recipe_registry
 
 assert "openvino" in recipe_registry
-names = ("torch", "executorch", "openvino", "transformers", "optimum", "optimum-executorch", "executorch-openvino")
+names = ("torch", "executorch", "openvino", "transformers", "optimum", "optimum-executorch")
+names += ("executorch-openvino", "executorch-openvino-optimum")
 print(sys.prefix + ": " + ", ".join(f"{name} {version(name)}" for name in names))
 EOF
-echo "export: $VENV/bin/python -m executorch_openvino.llm.optimum_executorch export executorch --model DIR --recipe openvino --output_dir OUT"
+echo "export: $VENV/bin/optimum-cli export executorch --model DIR --task text-generation --recipe openvino --output_dir OUT"

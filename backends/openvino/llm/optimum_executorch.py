@@ -6,9 +6,11 @@ OpenVINO state that grows by concatenation.
 Importing this module registers the recipe in optimum-executorch's registry
 (``optimum.exporters.executorch.recipe_registry``). optimum-executorch 1.1.0 has no
 hook that imports another package's recipe (no entry point: ``discover_recipes``
-imports the modules of its own ``recipes`` folder only), so the plain ``optimum-cli``
-does not know the recipe. This module's command registers it, then runs optimum-cli
-with the same arguments::
+imports the modules of its own ``recipes`` folder only). The plain ``optimum-cli``
+finds it where the add-on ``integrations/optimum-executorch`` (executorch-openvino-optimum)
+is installed: its module in optimum-cli's plug-in namespace adds an entry that imports
+this module when the recipe is called. Without the add-on, this module's command
+registers the recipe, then runs optimum-cli with the same arguments::
 
     python -m executorch_openvino.llm.optimum_executorch export executorch \\
         --model DIR --task text-generation --recipe openvino --output_dir OUT \\
@@ -51,7 +53,7 @@ except ImportError as error:  # optimum-executorch pins transformers==5.0.0rc1: 
 
 logger = logging.getLogger(__name__)
 
-#: The name ``--recipe`` takes.
+#: The name ``--recipe`` takes (the add-on's module repeats it, importing nothing of ours).
 RECIPE = "openvino"
 
 

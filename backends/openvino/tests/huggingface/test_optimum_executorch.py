@@ -5,7 +5,8 @@
 
 writes ``OUT/model.pte``, whose logits and greedy tokens are transformers' own, which
 TextLLMRunner generates with, each op in OpenVINO and the KV cache OpenVINO state that
-grows by concatenation; the plain ``optimum-cli`` does not know the recipe.
+grows by concatenation. The plain ``optimum-cli export executorch --recipe openvino``
+writes the same program where the add-on ``integrations/optimum-executorch`` is installed.
 
 optimum-executorch 1.1.0 pins transformers==5.0.0rc1, which the project's huggingface
 extra (5.23.0) excludes, so these tests run only in a venv of its own and are skipped
@@ -14,7 +15,7 @@ elsewhere (CI's venv among them)::
     bash scripts/optimum_executorch_env.sh            # /work/venvs/optimum-executorch
     /work/venvs/optimum-executorch/bin/python -m pytest backends/openvino/tests/huggingface/test_optimum_executorch.py
 
-There, on 2026-12-06: 8 passed in 232 s (2 cores shared with other jobs); in the
+There, on 2026-12-06: 9 passed in 267 s (2 cores shared with other jobs, load average 7-10); in the
 project's venv (transformers 5.23.0): skipped.
 A tiny Llama is built from its config with random weights and a tokenizer trained
 here; nothing is downloaded."""
@@ -48,6 +49,12 @@ CONTEXT = 48
 NEW_TOKENS = 12
 PROMPTS = ("the quick brown fox jumps over a lazy cat", "a lazy dog sleeps under 3 old trees")
 COMMAND = [sys.executable, "-m", "executorch_openvino.llm.optimum_executorch", "export", "executorch"]
+# optimum-cli's console script, through this interpreter (a venv's bin/ shebang may name another).
+OPTIMUM_CLI = [sys.executable, "-m", "optimum.commands.optimum_cli", "export", "executorch"]
+ADDON_MISSING = (
+    "the plain optimum-cli needs executorch-openvino-optimum: pip install ./integrations/optimum-executorch "
+    "(scripts/optimum_executorch_env.sh installs it)"
+)
 
 
 def llama_folder(folder: Path) -> Path:
@@ -102,16 +109,32 @@ def prompt_ids(folder: Path, prompt: str) -> List[int]:
     return Tokenizer.from_file(str(folder / "tokenizer.json")).encode(prompt).ids
 
 
-def test_plain_optimum_cli_does_not_know_the_recipe(tmp_path):
-    """optimum-executorch finds recipes only in its own folder; without this package's
-    module imported first, its registry has no ``openvino`` (1.1.0 then fails calling None)."""
-    optimum_cli = Path(sys.executable).with_name("optimum-cli")
-    result = export_command(
-        llama_folder(tmp_path / "llama"), tmp_path / "out", [str(optimum_cli), "export", "executorch"]
+def test_plain_optimum_cli_writes_the_modules_program(exported, tmp_path):
+    """optimum-cli's own command finds the recipe through the add-on's module in its
+    plug-in namespace (integrations/optimum-executorch; without it, 1.1.0 fails calling
+    None) and writes the program this package's command writes, byte for byte."""
+    folder, pte, _ = exported
+    result = export_command(folder, tmp_path / "out", OPTIMUM_CLI)
+    assert result.returncode == 0, f"{ADDON_MISSING}\n{result.stderr[-4000:]}"
+    assert (tmp_path / "out" / "model.pte").read_bytes() == pte.read_bytes()
+
+
+def test_addon_registers_the_recipe_without_importing_it():
+    """The add-on's module runs at every optimum-cli command: it adds the ``openvino``
+    entry and leaves this package (torch, executorch, OpenVINO) unimported until the
+    recipe is called."""
+    from executorch_openvino.llm.optimum_executorch import RECIPE
+
+    script = (
+        "import sys\n"
+        "import optimum.commands.register.register_executorch_openvino as addon\n"
+        "from optimum.exporters.executorch.recipe_registry import recipe_registry\n"
+        "print(addon.REGISTER_COMMANDS, addon.RECIPE, recipe_registry.get(addon.RECIPE) is addon.export_with_openvino, "
+        "sorted(name for name in sys.modules if name.startswith('executorch_openvino')))\n"
     )
-    assert result.returncode != 0
-    assert "TypeError: 'NoneType' object is not callable" in result.stderr
-    assert not (tmp_path / "out" / "model.pte").exists()
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, f"{ADDON_MISSING}\n{result.stderr[-4000:]}"
+    assert result.stdout.splitlines()[-1] == f"[] {RECIPE} True []"
 
 
 def test_recipe_is_registered_on_import_and_refuses_other_tasks_models():
