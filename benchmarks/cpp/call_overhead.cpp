@@ -175,7 +175,9 @@ struct ExecutorchSide {
     return set(step.token) && set(step.position);
   }
 
-  bool set(size_t j) { return method->set_input(EValue(executorch::aten::Tensor(inputs[j]->impl.get())), j) == Error::Ok; }
+  bool set(size_t j) {
+    return method->set_input(EValue(executorch::aten::Tensor(inputs[j]->impl.get())), j) == Error::Ok;
+  }
 };
 
 bool open_program(const Args& args, ExecutorchSide& side) {
@@ -261,9 +263,8 @@ ov::Tensor weights_of(const executorch_openvino::BlobView& blob) {
 /// Whether a Parameter stands for a weight in the program's named data (named_weights.h).
 bool is_named_weight(const ov::op::v0::Parameter& parameter) {
   const auto& names = parameter.output(0).get_names();
-  return std::any_of(names.begin(), names.end(), [](const std::string& name) {
-    return name.rfind(executorch_openvino::kNamedWeightName, 0) == 0;
-  });
+  return std::any_of(names.begin(), names.end(),
+                     [](const std::string& name) { return name.rfind(executorch_openvino::kNamedWeightName, 0) == 0; });
 }
 
 /// Whether a model input takes tensors of the method input's dtype and shape.
@@ -326,7 +327,8 @@ std::shared_ptr<ov::Model> method_ir(const Args& args, const std::vector<uint8_t
     return nullptr;
   }
   const size_t offset = blobs[matching[0]].offset;
-  Result<executorch_openvino::BlobView> blob = executorch_openvino::parse_blob(file.data() + offset, file.size() - offset);
+  Result<executorch_openvino::BlobView> blob =
+      executorch_openvino::parse_blob(file.data() + offset, file.size() - offset);
   if (!blob.ok()) return nullptr;
   side.weights.assign(blob->ir_weights, blob->ir_weights + blob->ir_weights_size);
   std::shared_ptr<ov::Model> model = core.read_model(
@@ -341,8 +343,8 @@ std::shared_ptr<ov::Model> method_ir(const Args& args, const std::vector<uint8_t
   return model;
 }
 
-bool load_openvino(const Args& args, const std::vector<uint8_t>& file, const Program& program,
-                   const StepInputs& step, OpenvinoSide& side) {
+bool load_openvino(const Args& args, const std::vector<uint8_t>& file, const Program& program, const StepInputs& step,
+                   OpenvinoSide& side) {
   ov::Core core;
   std::shared_ptr<ov::Model> model = method_ir(args, file, program, core, side);
   if (!model) return false;
@@ -541,8 +543,9 @@ int main(int argc, char** argv) {
   }
   for (int round = 0; round < args.rounds; ++round) {
     const bool ours_first = round % 2 == 0;
-    const bool ok = ours_first ? run_round(ours_engine, args, ours_series) && run_round(alone_engine, args, alone_series)
-                               : run_round(alone_engine, args, alone_series) && run_round(ours_engine, args, ours_series);
+    const bool ok = ours_first
+                        ? run_round(ours_engine, args, ours_series) && run_round(alone_engine, args, alone_series)
+                        : run_round(alone_engine, args, alone_series) && run_round(ours_engine, args, ours_series);
     if (!ok) {
       std::fprintf(stderr, "a call failed in round %d\n", round);
       return 2;
@@ -560,8 +563,8 @@ int main(int argc, char** argv) {
       " \"openvino\": {\"median_us\": %.3f, \"calls\": %zu, \"round_medians_us\": %s},\n"
       " \"outputs_compared\": %zu, \"max_rel_diff\": %.3g}\n",
       args.program.c_str(), args.method.c_str(), args.precision.c_str(), args.rounds, args.round_ms, args.steps,
-      args.start, median(ours_series.all_us), ours_series.all_us.size(), json_list(ours_series.round_medians_us).c_str(),
-      median(alone_series.all_us), alone_series.all_us.size(), json_list(alone_series.round_medians_us).c_str(),
-      compared, max_rel_diff);
+      args.start, median(ours_series.all_us), ours_series.all_us.size(),
+      json_list(ours_series.round_medians_us).c_str(), median(alone_series.all_us), alone_series.all_us.size(),
+      json_list(alone_series.round_medians_us).c_str(), compared, max_rel_diff);
   return 0;
 }
