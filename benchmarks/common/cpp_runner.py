@@ -31,10 +31,21 @@ def build_runner() -> Union[Path, str]:
     return failure if failure else BUILD_DIR / TARGET
 
 
-def measure(runner: Path, pte: Path, precision: str, rounds: int, round_ms: float) -> Dict[str, Any]:
-    """The runner's figures for one program at one precision (see call_overhead.cpp)."""
-    command = [str(runner), str(pte), "--precision", precision, "--rounds", str(rounds), "--round-ms", f"{round_ms:g}"]
-    timeout = 120 + 3 * rounds * round_ms / 1000
+def measure(
+    runner: Path,
+    pte: Path,
+    precision: str,
+    rounds: int,
+    round_ms: float,
+    method: str = "forward",
+    steps: int = 0,
+    start: int = 4,
+) -> Dict[str, Any]:
+    """The runner's figures for one method of a program at one precision (see
+    call_overhead.cpp): its calls, or with `steps` its decoder steps from position `start`."""
+    command = [str(runner), str(pte), "--method", method, "--precision", precision, "--rounds", str(rounds)]
+    command += ["--steps", str(steps), "--start", str(start)] if steps else ["--round-ms", f"{round_ms:g}"]
+    timeout = 120 + 3 * rounds * round_ms / 1000 + rounds * (start + steps)
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {result.returncode}: {result.stderr[-2000:]}")
