@@ -21,16 +21,21 @@ _TOKENS_NAME = "input_ids"
 
 def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
     """Raises ValueError naming why the runtime could not keep `model`'s KV cache in
-    PagedAttention form: a device or cache precision whose blocks it does not lay out,
-    no grown KV cache, tokens of another shape than one token or [1, tokens], attention
-    the rewrite leaves, or a layout of the rewrite the runtime does not change back.
-    With one_token_model, only the model of one token takes the form."""
+    PagedAttention form: a device whose blocks it does not lay out, a u8 cache with
+    one_token_model (prompts' stateful cache cannot move into u8 blocks), no grown KV
+    cache, tokens of another shape than one token or [1, tokens], attention the rewrite
+    leaves, or a layout of the rewrite the runtime does not change back. With
+    one_token_model, only the model of one token takes the form."""
     if options.device_type != "CPU":
         raise ValueError(f"OpenVINO paged_attention runs on CPU; device is {options.device!r}")
-    if options.kv_cache_precision == "u8":
+    if options.kv_cache_precision == "u8" and options.one_token_model:
+        # Prompts keep the stateful cache and decode steps the blocks, and the runtime
+        # moves the sequence between them by copying rows: a u8 cache's blocks also carry
+        # the scales the CPU plugin computes over each block.
         raise ValueError(
-            "OpenVINO paged_attention keeps the cache in f32, f16 or bf16; kv_cache_precision is 'u8', "
-            "whose blocks carry their scales"
+            "OpenVINO paged_attention with one_token_model moves the cache between a state and blocks, which "
+            "kv_cache_precision 'u8' does not allow (its blocks carry their scales): leave one_token_model out "
+            "(prompts then run in PagedAttention form too) or use an f32, f16 or bf16 cache"
         )
     trial = model.clone()
     if not _grown_caches(trial):

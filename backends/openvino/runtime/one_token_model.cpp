@@ -77,6 +77,13 @@ Result<OneTokenModel> OneTokenModel::create(ov::CompiledModel compiled, ModelRun
     ET_LOG(Error, "OpenVINO delegate: one_token_model: the model of one token lost the KV cache's positions input");
     return Error::InvalidArgument;
   }
+  if (run->paged && !run->paged->rows_like_state()) {
+    // Lowering refuses this (preprocessing/paged_attention.py); a program from elsewhere gets here.
+    ET_LOG(Error,
+           "OpenVINO delegate: one_token_model: the PagedAttention cache of the model of one token keeps scales in "
+           "its blocks (a u8 cache): prompts' stateful cache cannot move into them");
+    return Error::InvalidArgument;
+  }
   OneTokenModel one_token(std::move(*run), tokens);
   std::map<std::string, ov::VariableState> by_name;
   for (auto& state : one_token.run_.request.query_state()) {
