@@ -333,10 +333,10 @@ std::optional<ov::Shape> block_shape_of(const ov::Output<const ov::Node>& port) 
 }
 
 // The rows a u8 key block adds to its positions (OpenVINO 2026.4.1's CPU plugin): it
-// quantizes keys by channel over each block, and keeps each channel's scale and zero
-// point, two f32, as rows of bytes (ConvertPagedAttnInputs' shape function in
-// its transformation pipeline). Its values are quantized by token: each row carries
-// its own scale and zero point, so their blocks keep one row a position.
+// quantizes keys by channel over each block, and keeps the channels' scales and zero
+// points, f32, in rows of bytes before the positions (ConvertPagedAttnInputs' shape
+// function in its transformation pipeline). Its values are quantized by token: each
+// row starts with its own scale and zero point, so their blocks keep one row a position.
 constexpr size_t kKeyRowsForScales = 2 * sizeof(float);
 
 bool is_key_cache(const ov::Output<const ov::Node>& port) {

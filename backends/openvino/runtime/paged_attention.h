@@ -55,9 +55,9 @@ class PagedCache {
   /// nullopt when `compiled` has no PagedAttention inputs. InvalidArgument, after a
   /// log line, when they are not the ones to_paged_attention makes or their blocks
   /// are not laid out as the CPU plugin lays them out: [blocks, heads, positions,
-  /// size], or for a u8 cache (OpenVINO 2026.4.1) keys [blocks, heads, positions + 8,
-  /// size] (each channel's scale and zero point as rows) and values [blocks, heads,
-  /// positions, size + 8] (each row's). `capacity` is the positions the cache holds.
+  /// size], or for a u8 cache (OpenVINO 2026.4.1) keys [blocks, heads, 8 + positions,
+  /// size] (the channels' scales and zero points as rows) and values [blocks, heads,
+  /// positions, 8 + size] (each row's). `capacity` is the positions the cache holds.
   /// Allocates each cache's blocks in its own shape and binds them to `request`.
   /// Throws what OpenVINO throws.
   static executorch::runtime::Result<std::optional<PagedCache>> find(const ov::CompiledModel& compiled,
