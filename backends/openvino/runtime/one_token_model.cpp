@@ -80,8 +80,9 @@ Result<OneTokenModel> OneTokenModel::create(ov::CompiledModel compiled, ModelRun
   if (run->paged && !run->paged->rows_like_state()) {
     // Lowering refuses this (preprocessing/paged_attention.py); a program from elsewhere gets here.
     ET_LOG(Error,
-           "OpenVINO delegate: one_token_model: the PagedAttention cache of the model of one token keeps scales in "
-           "its blocks (a u8 cache): prompts' stateful cache cannot move into them");
+           "OpenVINO delegate: one_token_model: the PagedAttention blocks of the model of one token do not hold "
+           "the stateful cache's rows as they are (a u8 cache keeps scales in them): prompts' cache cannot move "
+           "into them");
     return Error::InvalidArgument;
   }
   OneTokenModel one_token(std::move(*run), tokens);

@@ -358,7 +358,7 @@ def test_the_runtime_loads_a_u8_cache_with_one_token_model_without_the_model_of_
     path.write_bytes(with_compile_spec(program.path.read_bytes(), "kv_cache_precision", b"u8"))
     loaded = Runtime.get().load_program(path)
     method = loaded.load_method("forward")
-    assert "keeps scales in its blocks (a u8 cache)" in capfd.readouterr().err
+    assert "do not hold the stateful cache's rows as they are (a u8 cache keeps scales" in capfd.readouterr().err
     prompt = tokens(20, seed=21)
     steps = [([token], 20 + offset) for offset, token in enumerate(tokens(5, seed=22))]
     errors = relative_errors(method, dynamic_llama, [(prompt, 0)] + steps)
