@@ -19,9 +19,12 @@ Each form (``--forms``) is exported both ways from the folder:
   an id no model produces, so that the runner generates exactly ``--new-tokens`` tokens
   as GenAI does with ``ignore_eos``. Engines: "ours default" (f32 inference precision),
   "ours bf16" (``--precision bf16``; skipped where OpenVINO lists no BF16 among the CPU's
-  OPTIMIZATION_CAPABILITIES), "ours speed" (``--speed``: bf16 and a u8 KV cache), "ours
-  paged" (``--paged-attention``: the KV cache in OpenVINO's PagedAttention form, prompts
-  included) and "ours bf16 paged" (``--precision bf16 --paged-attention``, a bf16 cache);
+  OPTIMIZATION_CAPABILITIES), "ours speed" (``--speed``: bf16 and a u8 KV cache in
+  OpenVINO's PagedAttention form, prompts included, as GenAI runs them), "ours speed
+  stateful" (``--precision bf16 --kv-cache-precision u8``: the same in the stateful
+  form, ``--speed`` before it took PagedAttention), "ours paged" (``--paged-attention``:
+  the KV cache in PagedAttention form at f32) and "ours bf16 paged" (``--precision bf16
+  --paged-attention``, a bf16 cache);
 - GenAI: ``optimum-cli export openvino --task text-generation-with-past`` with
   ``--weight-format int4 --sym --group-size 128 --ratio 1.0 --all-layers`` (the same
   4-bit form as ours) or ``--weight-format fp32`` (``--genai-dir FORM=DIR`` reuses an
@@ -149,6 +152,7 @@ ENGINES = (
     Engine("ours default", True),
     Engine("ours bf16", True, ("--precision", "bf16"), needs_bf16=True),
     Engine("ours speed", True, ("--speed",)),
+    Engine("ours speed stateful", True, ("--precision", "bf16", "--kv-cache-precision", "u8")),
     Engine("ours paged", True, ("--paged-attention",)),
     Engine("ours bf16 paged", True, ("--precision", "bf16", "--paged-attention"), needs_bf16=True),
     Engine("GenAI default", False),

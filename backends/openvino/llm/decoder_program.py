@@ -24,6 +24,7 @@ from executorch.exir.passes import MemoryPlanningPass
 
 from ..compile_specs import parse_compile_specs
 from ..partitioner import OpenvinoPartitioner
+from ..preprocessing.paged_attention import PagedAttentionRefused
 from .weight_compression import (
     check_compression,
     compile_specs_for_compressed_weights,
@@ -146,7 +147,7 @@ def _check_paged_attention_fits(args: Any) -> None:
         # OpenVINO's SDPAToPagedAttention makes attention causal over the whole cache and
         # drops the window's mask (OpenVINO 2026.4.1): the logits would differ from position
         # `window` on, without an error.
-        raise ValueError(
+        raise PagedAttentionRefused(
             f"export_llm: paged_attention does not keep a sliding window (sliding_window={window}); "
             "export this model without it"
         )

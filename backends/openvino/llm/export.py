@@ -31,7 +31,8 @@ import torch
 from executorch.exir import ExecutorchProgramManager
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 
-from ..compile_specs import openvino_compile_specs
+from ..compile_specs import device_type, openvino_compile_specs
+from ..preprocessing.paged_attention import PagedAttentionRefused
 from .calibration import DATA_AWARE, calibration_inputs, folder_tokenizer, load_tokenizer, read_samples
 from .decoder_program import export_llm
 from .encoder_decoder import export_encoder_decoder, is_encoder_decoder_folder
@@ -44,7 +45,8 @@ logger = logging.getLogger(__name__)
 #: ``--speed``: the settings OpenVINO GenAI runs an LLM with on a CPU, which are the CPU
 #: plugin's own defaults: activations in bf16 (OpenVINO computes in f32 on a CPU without
 #: bf16 units, so the preset is safe everywhere) and the KV cache in u8. Faster than the
-#: defaults, which keep eager's values; how far the logits move is in docs/llm.md.
+#: defaults, which keep eager's values; how far the logits move is in docs/llm.md. The
+#: command line also asks for paged_attention where it applies (_speed_keeps_the_state).
 SPEED_PRESET: Dict[str, str] = {"inference_precision": "bf16", "kv_cache_precision": "u8"}
 
 
@@ -109,8 +111,8 @@ def _parser() -> argparse.ArgumentParser:
         "--paged-attention",
         action="store_true",
         help="keep the KV cache in OpenVINO's PagedAttention form: long prompts fill faster, and going back to "
-        "an earlier position costs a step (CPU, f32/f16/bf16 cache; not for models with a sliding window; with "
-        "--one-token-model only decode steps use it)",
+        "an earlier position costs a step (CPU; not for models with a sliding window; with --one-token-model "
+        "only decode steps use it, and the cache not in u8)",
     )
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
@@ -123,7 +125,8 @@ def _parser() -> argparse.ArgumentParser:
         "--speed",
         action="store_true",
         help="OpenVINO GenAI's CPU settings: --precision bf16 (f32 where the CPU has no bf16 units) and "
-        "--kv-cache-precision u8, unless given; faster, further from eager (docs/llm.md#speed)",
+        "--kv-cache-precision u8, unless given, and --paged-attention where it applies (CPU, decoder-only, "
+        "without --one-token-model; else it says why); faster, further from eager (docs/llm.md#speed)",
     )
     parser.add_argument(
         "--weight-compression",
@@ -191,24 +194,52 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         parser.error("--max-source-len is for --hf encoder-decoders (T5, BART)")
     logging.basicConfig(level=logging.INFO)
     preset = SPEED_PRESET if options.speed else {}
-    specs = openvino_compile_specs(
-        device=options.device,
-        inference_precision=options.precision or preset.get("inference_precision"),
-        kv_cache_precision=options.kv_cache_precision or preset.get("kv_cache_precision"),
-        dynamic_quantization_group_size=options.dynamic_quantization_group_size,
-        one_token_model=options.one_token_model or None,
-        paged_attention=options.paged_attention or None,
-    )
+    # --speed runs the KV cache in PagedAttention form, as GenAI's LLMPipeline does on a
+    # CPU, where that form applies: its prompts fill faster (docs/llm.md#speed).
+    speed_pages = options.speed and not options.paged_attention
+    if speed_pages:
+        reason = _speed_keeps_the_state(options)
+        if reason:
+            logger.info("--speed: the KV cache stays in the stateful form (no paged_attention): %s", reason)
+            speed_pages = False
+
+    def specs_with(paged_attention: bool) -> List[CompileSpec]:
+        return openvino_compile_specs(
+            device=options.device,
+            inference_precision=options.precision or preset.get("inference_precision"),
+            kv_cache_precision=options.kv_cache_precision or preset.get("kv_cache_precision"),
+            dynamic_quantization_group_size=options.dynamic_quantization_group_size,
+            one_token_model=options.one_token_model or None,
+            paged_attention=paged_attention or None,
+        )
+
     compression = _compression_from(options, parser)
-    if options.hf:
-        program = _export_huggingface(options, specs, compression)
-    else:
-        program = _export_params(options, specs, compression)
+    export = _export_huggingface if options.hf else _export_params
+    try:
+        program = export(options, specs_with(options.paged_attention or speed_pages), compression)
+    except PagedAttentionRefused as refused:
+        if not speed_pages:
+            raise
+        logger.info("--speed: the KV cache stays in the stateful form (no paged_attention): %s", refused)
+        program = export(options, specs_with(False), compression)
     options.output.write_bytes(program.buffer)
     logger.info("wrote %s (%.1f MB)", options.output, len(program.buffer) / 1e6)
     if options.etrecord is not None:
         program.get_etrecord().save(str(options.etrecord))
         logger.info("wrote %s", options.etrecord)
+
+
+def _speed_keeps_the_state(options: argparse.Namespace) -> Optional[str]:
+    """Why --speed leaves paged_attention off for these flags, or None. What only the
+    export finds (a sliding window, attention OpenVINO does not rewrite) raises
+    PagedAttentionRefused there."""
+    if device_type(options.device) != "CPU":
+        return f"--device {options.device}: paged_attention runs on CPU"
+    if options.one_token_model:
+        return "--one-token-model keeps prompts on the stateful cache, whose values cannot move into u8 blocks"
+    if options.hf and (is_vision_language_folder(options.hf) or is_encoder_decoder_folder(options.hf)):
+        return "paged_attention is for decoder-only LLMs"
+    return None
 
 
 def _flags_from_llm_config(argv: List[str]) -> List[str]:

@@ -19,25 +19,37 @@ from ..edge_graph.kv_cache_names import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
 _TOKENS_NAME = "input_ids"
 
 
+class PagedAttentionRefused(ValueError):
+    """The compile spec paged_attention cannot apply to this delegate or model, and why:
+    the export's ``--speed`` catches it to export in the stateful form instead."""
+
+
 def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
-    """Raises ValueError naming why the runtime could not keep `model`'s KV cache in
-    PagedAttention form: a device or cache precision whose blocks it does not lay out,
-    no grown KV cache, tokens of another shape than one token or [1, tokens], attention
-    the rewrite leaves, or a layout of the rewrite the runtime does not change back.
-    With one_token_model, only the model of one token takes the form."""
+    """Raises PagedAttentionRefused naming why the runtime could not keep `model`'s KV cache in
+    PagedAttention form: a device whose blocks it does not lay out, a u8 cache with
+    one_token_model (prompts' stateful cache cannot move into u8 blocks), no grown KV
+    cache, tokens of another shape than one token or [1, tokens], attention the rewrite
+    leaves, or a layout of the rewrite the runtime does not change back. With
+    one_token_model, only the model of one token takes the form."""
     if options.device_type != "CPU":
-        raise ValueError(f"OpenVINO paged_attention runs on CPU; device is {options.device!r}")
-    if options.kv_cache_precision == "u8":
-        raise ValueError(
-            "OpenVINO paged_attention keeps the cache in f32, f16 or bf16; kv_cache_precision is 'u8', "
-            "whose blocks carry their scales"
+        raise PagedAttentionRefused(f"OpenVINO paged_attention runs on CPU; device is {options.device!r}")
+    if options.kv_cache_precision == "u8" and options.one_token_model:
+        # Prompts keep the stateful cache and decode steps the blocks, and the runtime
+        # moves the sequence between them by copying rows: a u8 cache's blocks also carry
+        # the scales the CPU plugin computes over each block.
+        raise PagedAttentionRefused(
+            "OpenVINO paged_attention with one_token_model moves the cache between a state and blocks, which "
+            "kv_cache_precision 'u8' does not allow (its blocks carry their scales): leave one_token_model out "
+            "(prompts then run in PagedAttention form too) or use an f32, f16 or bf16 cache"
         )
     trial = model.clone()
     if not _grown_caches(trial):
-        raise ValueError("OpenVINO paged_attention: this delegate has no KV cache that grows by concatenation")
+        raise PagedAttentionRefused(
+            "OpenVINO paged_attention: this delegate has no KV cache that grows by concatenation"
+        )
     tokens = [port for port in trial.inputs if not any(name.startswith(CACHE_POSITIONS_NAME) for name in port.names)]
     if len(tokens) != 1:
-        raise ValueError(
+        raise PagedAttentionRefused(
             f"OpenVINO paged_attention takes a decoder called with tokens and positions; this delegate has "
             f"inputs {[port.get_any_name() for port in trial.inputs]}"
         )
@@ -50,14 +62,14 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
         tokens[0].get_node().set_partial_shape(shape)
         trial.validate_nodes_and_infer_types()
     elif options.one_token_model:
-        raise ValueError(
+        raise PagedAttentionRefused(
             "OpenVINO paged_attention with one_token_model is for dynamic-length exports; this delegate "
             "already takes one token a call: leave one_token_model out"
         )
     one_token = shape.is_static and math.prod(shape.to_shape()) == 1
     sequence = shape.rank.is_static and len(shape) == 2 and shape[0].is_static and shape[0].get_length() == 1
     if not (one_token or sequence):
-        raise ValueError(
+        raise PagedAttentionRefused(
             f"OpenVINO paged_attention takes one token a call or the tokens of one sequence, [1, tokens]; "
             f"this delegate's tokens input is {shape}"
         )
@@ -68,10 +80,12 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
     try:
         paged_attention_transformation(trial)
     except RuntimeError as error:
-        raise ValueError(f"OpenVINO paged_attention: OpenVINO's SDPAToPagedAttention failed: {error}") from error
+        raise PagedAttentionRefused(
+            f"OpenVINO paged_attention: OpenVINO's SDPAToPagedAttention failed: {error}"
+        ) from error
     left = _grown_caches(trial)
     if left:
-        raise ValueError(
+        raise PagedAttentionRefused(
             f"OpenVINO paged_attention: OpenVINO's SDPAToPagedAttention left {len(left)} KV cache(s) as state "
             f"(such as {left[0]!r}): their attention is not one it rewrites"
         )
@@ -80,7 +94,7 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
 
 
 def _check_sequence_layout(model: ov.Model) -> None:
-    """Raises ValueError when the rewrite's layout of a call's tokens is not the one the
+    """Raises PagedAttentionRefused when the rewrite's layout of a call's tokens is not the one the
     runtime lays out again as one sequence (lay_out_as_one_sequence in
     runtime/paged_attention.cpp; OpenVINO 2026.4.1): the tokens unsqueezed into batch
     rows, each PagedAttention's queries, keys and values flattened by a Reshape from
@@ -106,7 +120,7 @@ def _check_sequence_layout(model: ov.Model) -> None:
             if target.get_node().get_type_name() != "Reshape"
         ]
     if problems:
-        raise ValueError(
+        raise PagedAttentionRefused(
             "OpenVINO paged_attention: the layout OpenVINO's SDPAToPagedAttention gives a call of several tokens "
             f"is not the one the runtime lays out as one sequence: {'; '.join(problems)}"
         )

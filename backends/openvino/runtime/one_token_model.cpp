@@ -77,6 +77,14 @@ Result<OneTokenModel> OneTokenModel::create(ov::CompiledModel compiled, ModelRun
     ET_LOG(Error, "OpenVINO delegate: one_token_model: the model of one token lost the KV cache's positions input");
     return Error::InvalidArgument;
   }
+  if (run->paged && !run->paged->rows_like_state()) {
+    // Lowering refuses this (preprocessing/paged_attention.py); a program from elsewhere gets here.
+    ET_LOG(Error,
+           "OpenVINO delegate: one_token_model: the PagedAttention blocks of the model of one token do not hold "
+           "the stateful cache's rows as they are (a u8 cache keeps scales in them): prompts' cache cannot move "
+           "into them");
+    return Error::InvalidArgument;
+  }
   OneTokenModel one_token(std::move(*run), tokens);
   std::map<std::string, ov::VariableState> by_name;
   for (auto& state : one_token.run_.request.query_state()) {

@@ -320,7 +320,7 @@ bool is_paged_input(const ov::Output<const ov::Node>& port) {
   return !paged_name_of(port).empty();
 }
 
-// The sizes of a cache block, [heads, positions, size], when the device fixed them.
+// The sizes of a cache block, [heads, rows, size], when the device fixed them.
 std::optional<ov::Shape> block_shape_of(const ov::Output<const ov::Node>& port) {
   const ov::PartialShape& shape = port.get_partial_shape();
   if (shape.rank().is_dynamic() || shape.size() != 4) return std::nullopt;
@@ -330,6 +330,63 @@ std::optional<ov::Shape> block_shape_of(const ov::Output<const ov::Node>& port) 
     block.push_back(static_cast<size_t>(shape[d].get_length()));
   }
   return block;
+}
+
+// The rows a u8 key block adds to its positions (OpenVINO 2026.4.1's CPU plugin): it
+// quantizes keys by channel over each block, and keeps the channels' scales and zero
+// points, f32, in rows of bytes before the positions (ConvertPagedAttnInputs' shape
+// function in its transformation pipeline). Its values are quantized by token: each
+// row starts with its own scale and zero point, so their blocks keep one row a position.
+constexpr size_t kKeyRowsForScales = 2 * sizeof(float);
+
+bool is_key_cache(const ov::Output<const ov::Node>& port) {
+  return starts_with(paged_name_of(port), kKeyCachePrefix);
+}
+
+// The positions a block holds: the rows of each value block, which every key block
+// has too, besides the rows of a u8 key block's scales. nullopt, after a log line,
+// for another layout (the GPU's keys, transposed) or no cache at all.
+std::optional<size_t> positions_per_block(const std::vector<ov::Output<const ov::Node>>& inputs,
+                                          const std::vector<std::pair<size_t, ov::Shape>>& caches) {
+  std::optional<size_t> positions;
+  for (const auto& [index, block] : caches) {
+    if (is_key_cache(inputs[index])) continue;
+    if (positions && *positions != block[1]) {
+      ET_LOG(Error, "OpenVINO delegate: paged_attention: value caches in blocks of %zu and %zu rows", *positions,
+             block[1]);
+      return std::nullopt;
+    }
+    positions = block[1];
+  }
+  if (!positions) {
+    ET_LOG(Error, "OpenVINO delegate: paged_attention: the model has PagedAttention inputs but no value cache");
+    return std::nullopt;
+  }
+  for (const auto& [index, block] : caches) {
+    const ov::Output<const ov::Node>& port = inputs[index];
+    if (!is_key_cache(port)) continue;
+    const bool scales_as_rows = port.get_element_type() == ov::element::u8 && block[1] == *positions + kKeyRowsForScales;
+    if (block[1] != *positions && !scales_as_rows) {
+      ET_LOG(Error,
+             "OpenVINO delegate: paged_attention: key cache '%s' (%s %s) is not laid out in blocks of %zu positions "
+             "[heads, positions, size] (u8: with %zu rows of scales); the device is not supported",
+             port.get_any_name().c_str(), port.get_element_type().to_string().c_str(),
+             port.get_partial_shape().to_string().c_str(), *positions, kKeyRowsForScales);
+      return std::nullopt;
+    }
+  }
+  return positions;
+}
+
+// Whether every block holds a grown cache's rows as they are, [heads, positions, size]
+// of one float type: then a sequence moves between a state and blocks by copying rows.
+// A u8 cache's blocks also carry scales the CPU plugin computes over each block.
+bool laid_out_like_state(const std::vector<ov::Output<const ov::Node>>& inputs,
+                         const std::vector<std::pair<size_t, ov::Shape>>& caches) {
+  for (const auto& [index, block] : caches) {
+    if (!inputs[index].get_element_type().is_real() || block != caches.front().second) return false;
+  }
+  return true;
 }
 
 ov::Tensor zeroed(const ov::element::Type& type, const ov::Shape& shape) {
@@ -352,23 +409,18 @@ Result<std::optional<PagedCache>> PagedCache::find(const ov::CompiledModel& comp
   }
   PagedCache cache;
   cache.first_input_ = first;
-  std::optional<ov::Shape> block;
+  std::vector<std::pair<size_t, ov::Shape>> caches;  // input index, block shape
   for (size_t i = first; i < inputs.size(); ++i) {
     const ov::Output<const ov::Node>& port = inputs[i];
     const std::string name = paged_name_of(port);
     if (is_cache_input(name)) {
       const std::optional<ov::Shape> shape = block_shape_of(port);
-      // Keys and values in blocks of one layout: [heads, positions, size]. A u8 cache
-      // adds its scales as rows of the key block and columns of the value block, and
-      // the GPU lays keys out transposed: neither is read here yet.
-      if (!shape || (block && *shape != *block) || shape->at(1) == 0) {
-        ET_LOG(Error,
-               "OpenVINO delegate: paged_attention: cache input '%s' (%s) is not laid out in blocks of "
-               "[heads, positions, size] like the others; the device or cache precision is not supported",
+      if (!shape || shape->at(1) == 0) {
+        ET_LOG(Error, "OpenVINO delegate: paged_attention: cache input '%s' (%s) has no static block shape",
                name.c_str(), port.get_partial_shape().to_string().c_str());
         return Error::InvalidArgument;
       }
-      block = shape;
+      caches.emplace_back(i, *shape);
       continue;
     }
     const auto found = paged_inputs_by_name().find(name);
@@ -380,11 +432,12 @@ Result<std::optional<PagedCache>> PagedCache::find(const ov::CompiledModel& comp
       return Error::InvalidArgument;
     }
   }
-  if (!block) {
-    ET_LOG(Error, "OpenVINO delegate: paged_attention: the model has PagedAttention inputs but no cache");
+  const std::optional<size_t> block_size = positions_per_block(inputs, caches);
+  if (!block_size) {
     return Error::InvalidArgument;
   }
-  cache.block_size_ = static_cast<int64_t>(block->at(1));
+  cache.block_size_ = static_cast<int64_t>(*block_size);
+  cache.rows_like_state_ = laid_out_like_state(inputs, caches);
   const size_t blocks = static_cast<size_t>((capacity + cache.block_size_ - 1) / cache.block_size_);
   cache.past_lens_ = zeroed(ov::element::i32, {1});
   cache.subsequence_begins_ = zeroed(ov::element::i32, {2});
@@ -402,19 +455,23 @@ Result<std::optional<PagedCache>> PagedCache::find(const ov::CompiledModel& comp
   for (size_t k = 1; k <= static_cast<size_t>(capacity); ++k) {
     cache.first_positions_.emplace_back(position_ids, ov::Coordinate{0}, ov::Coordinate{k});
   }
+  // Each cache in blocks of its own shape: a u8 cache's keys and values differ.
+  for (const auto& [index, block] : caches) {
+    const ov::Output<const ov::Node>& port = inputs[index];
+    ov::Shape shape{blocks};
+    shape.insert(shape.end(), block.begin(), block.end());
+    cache.blocks_.push_back(zeroed(port.get_element_type(), shape));
+    request.set_tensor(port, cache.blocks_.back());
+    for (const auto& other : port.get_names()) {
+      if (starts_with(other, kPagedCacheName)) {
+        cache.blocks_of_variable_.emplace(other.substr(std::strlen(kPagedCacheName)), cache.blocks_.size() - 1);
+      }
+    }
+  }
   for (size_t i = first; i < inputs.size(); ++i) {
     const ov::Output<const ov::Node>& port = inputs[i];
     const std::string name = paged_name_of(port);
     if (is_cache_input(name)) {
-      ov::Shape shape{blocks};
-      shape.insert(shape.end(), block->begin(), block->end());
-      cache.blocks_.push_back(zeroed(port.get_element_type(), shape));
-      request.set_tensor(port, cache.blocks_.back());
-      for (const auto& other : port.get_names()) {
-        if (starts_with(other, kPagedCacheName)) {
-          cache.blocks_of_variable_.emplace(other.substr(std::strlen(kPagedCacheName)), cache.blocks_.size() - 1);
-        }
-      }
       continue;
     }
     switch (paged_inputs_by_name().at(name)) {

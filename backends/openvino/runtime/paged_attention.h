@@ -54,9 +54,12 @@ class PagedCache {
  public:
   /// nullopt when `compiled` has no PagedAttention inputs. InvalidArgument, after a
   /// log line, when they are not the ones to_paged_attention makes or their blocks
-  /// are not laid out as [blocks, heads, positions, size] (a u8 cache carries its
-  /// scales in the block). `capacity` is the positions the cache holds. Allocates
-  /// and binds the blocks to `request`. Throws what OpenVINO throws.
+  /// are not laid out as the CPU plugin lays them out: [blocks, heads, positions,
+  /// size], or for a u8 cache (OpenVINO 2026.4.1) keys [blocks, heads, 8 + positions,
+  /// size] (the channels' scales and zero points as rows) and values [blocks, heads,
+  /// positions, 8 + size] (each row's). `capacity` is the positions the cache holds.
+  /// Allocates each cache's blocks in its own shape and binds them to `request`.
+  /// Throws what OpenVINO throws.
   static executorch::runtime::Result<std::optional<PagedCache>> find(const ov::CompiledModel& compiled,
                                                                      ov::InferRequest& request, int64_t capacity);
 
@@ -68,13 +71,18 @@ class PagedCache {
   /// Allocates nothing.
   void before_call(ov::InferRequest& request, int64_t start, int64_t end);
 
+  /// Whether every block holds a grown cache's rows as they are (a float cache), so
+  /// that write_sequence and read_sequence move a sequence between a state and blocks.
+  /// A u8 cache's blocks carry scales the CPU plugin computes over each block.
+  bool rows_like_state() const { return rows_like_state_; }
+
   /// The blocks that replace the grown cache of `variable`; an empty tensor when no
   /// cache input is named after it.
   ov::Tensor blocks_of(const std::string& variable) const;
 
   /// Writes `sequence`, a grown cache's value [1, heads, positions, size], into
   /// `blocks` [blocks, heads, block size, size] of the same element type: position p
-  /// at block p / block size, row p % block size.
+  /// at block p / block size, row p % block size. Only where rows_like_state().
   static void write_sequence(const ov::Tensor& sequence, ov::Tensor& blocks);
   /// The first `positions` positions of `blocks` as a grown cache's value
   /// [1, heads, positions, size].
@@ -85,6 +93,7 @@ class PagedCache {
 
   size_t first_input_ = 0;
   int64_t block_size_ = 0;
+  bool rows_like_state_ = false;
   ov::Output<const ov::Node> position_ids_port_;
   ov::Output<const ov::Node> block_indices_port_;
   ov::Tensor past_lens_;                              // [1]: positions before the call

@@ -65,3 +65,38 @@ def test_one_token_model_with_a_static_shape_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["--params", str(params), "--output", str(tmp_path / "x.pte"), "--one-token-model", "--static-shape"])
     assert "--one-token-model is for dynamic-length exports" in capsys.readouterr().err
+
+
+def delegate_specs(output):
+    plan = next(plan for plan in deserialize_pte_binary(output.read_bytes()).program.execution_plan if plan.delegates)
+    return {spec.key: spec.value for spec in plan.delegates[0].compile_specs}
+
+
+def test_speed_runs_the_cache_in_paged_form_on_a_cpu(tmp_path):
+    # As OpenVINO GenAI's LLMPipeline runs an LLM on a CPU: bf16, a u8 cache, PagedAttention.
+    params = write_params(tmp_path, **TINY)
+    output = tmp_path / "x.pte"
+    main(["--params", str(params), "--output", str(output), "--max-seq-len", "16", "--speed"])
+    specs = delegate_specs(output)
+    assert (specs["inference_precision"], specs["kv_cache_precision"]) == (b"bf16", b"u8")
+    assert specs.get("paged_attention") == b"1"
+
+
+def test_speed_with_one_token_model_keeps_the_state_and_says_why(tmp_path, caplog):
+    params = write_params(tmp_path, **TINY)
+    output = tmp_path / "x.pte"
+    with caplog.at_level("INFO", logger="executorch_openvino.llm.export"):
+        main(["--params", str(params), "--output", str(output), "--max-seq-len", "16", "--speed", "--one-token-model"])
+    assert "--speed: the KV cache stays in the stateful form" in caplog.text
+    assert "--one-token-model keeps prompts on the stateful cache" in caplog.text
+    assert delegate_specs(output).get("paged_attention", b"0") == b"0"
+
+
+def test_speed_keeps_the_state_for_a_sliding_window_and_says_why(tmp_path, caplog):
+    # Found by the export (export_llm refuses paged_attention for it): exported again without.
+    params = write_params(tmp_path, **TINY, sliding_window=8)
+    output = tmp_path / "x.pte"
+    with caplog.at_level("INFO", logger="executorch_openvino.llm.export"):
+        main(["--params", str(params), "--output", str(output), "--max-seq-len", "16", "--static-shape", "--speed"])
+    assert "paged_attention does not keep a sliding window (sliding_window=8)" in caplog.text
+    assert delegate_specs(output).get("paged_attention", b"0") == b"0"

@@ -135,8 +135,11 @@ def test_the_paged_form_is_compiled_from_memory_whatever_the_cache_dir(
 
 @pytest.mark.parametrize(
     "specs, refused",
-    [({"device": "GPU"}, "runs on CPU"), ({"kv_cache_precision": "u8"}, "kv_cache_precision is 'u8'")],
-    ids=["gpu", "u8_cache"],
+    [
+        ({"device": "GPU"}, "runs on CPU"),
+        ({"kv_cache_precision": "u8", "one_token_model": True}, "kv_cache_precision 'u8' does not allow"),
+    ],
+    ids=["gpu", "u8_cache_with_one_token_model"],
 )
 def test_lowering_refuses_blocks_the_runtime_does_not_lay_out(specs, refused):
     import openvino as ov
@@ -251,3 +254,113 @@ def test_a_dynamic_length_export_fills_two_prompts_through_one_loaded_method(pro
         steps = [([token], len(prompt) + offset) for offset, token in enumerate(tokens(3, seed=seed + 10))]
         assert_prompts_and_steps_like_eager(method, dynamic_llama, [(prompt, 0)] + steps)
     assert "paged_attention" not in capfd.readouterr().err
+
+
+# A u8 KV cache: the CPU plugin's default and OpenVINO GenAI's, in the form GenAI runs it
+# in. Its blocks carry their scales (keys by channel over each block, values by token),
+# which the runtime allocates without reading. Logits move away from eager's as a u8
+# cache moves them in the stateful form (test_kv_cache_growth.py): past 1e-4 (an f32
+# cache stays under 1e-5), under 0.2 of the largest logit.
+U8_CACHE_ERRORS = (1e-4, 0.2)
+
+
+@pytest.fixture(scope="module")
+def u8_prompts_program(dynamic_llama, tmp_path_factory):
+    sequence = torch.export.Dim("sequence", min=1, max=CONTEXT - 1)
+    with torch.no_grad():
+        return lower(
+            dynamic_llama,
+            (torch.tensor([[1, 2]]), {"input_pos": torch.tensor([0])}),
+            tmp_path_factory.mktemp("paged_u8"),
+            compile_specs=openvino_compile_specs(paged_attention=True, kv_cache_precision="u8"),
+            dynamic_shapes=({1: sequence}, {"input_pos": None}),
+        )
+
+
+def relative_errors(method, llama, calls):
+    """The largest logit error of each (tokens, start) call against a fresh eager copy, over the largest logit."""
+    eager = copy.deepcopy(llama)
+    errors = []
+    for call_tokens, start in calls:
+        inputs = (torch.tensor([call_tokens]), torch.tensor([start]))
+        with torch.no_grad():
+            expected = eager(inputs[0], {"input_pos": inputs[1]})
+        errors.append(float((run(method, inputs)[0] - expected).abs().max() / expected.abs().max()))
+    return errors
+
+
+def test_a_u8_cache_fills_two_prompts_and_their_steps_near_eager(u8_prompts_program, dynamic_llama, capfd):
+    method = u8_prompts_program.load_method()
+    errors = []
+    for seed in (18, 19):  # the second starts again at 0 over the first's blocks and scales
+        prompt = tokens(40 + seed - 18, seed=seed)
+        steps = [([token], len(prompt) + offset) for offset, token in enumerate(tokens(26, seed=seed + 10))]
+        # Then back into the second block, whose keys' scales were computed over more positions.
+        calls = [(prompt, 0)] + steps + [(tokens(5, seed=seed + 20), 36), ([7], 41)]
+        errors += relative_errors(method, dynamic_llama, calls)
+    low, high = U8_CACHE_ERRORS
+    assert low < max(errors) < high, f"relative logit errors {errors}"
+    assert "paged_attention" not in capfd.readouterr().err  # not loaded in the stateful form instead
+
+
+def test_a_u8_cache_decodes_a_one_token_export_near_eager(llama, tmp_path, capfd):
+    method = lowered(llama, tmp_path, kv_cache_precision="u8").load_method()
+    history = [([token], position) for position, token in enumerate(tokens(70, seed=20))]
+    errors = relative_errors(method, llama, history + [([8], 33), ([1], 34)])
+    low, high = U8_CACHE_ERRORS
+    assert low < max(errors) < high, f"relative logit errors {errors}"
+    assert "paged_attention" not in capfd.readouterr().err
+
+
+def test_a_u8_cache_compiles_to_u8_blocks_that_carry_their_scales(u8_prompts_program):
+    # The program's IR in PagedAttention form, compiled with the program's configuration
+    # (which tests/contracts/ checks is the runtime's): the CPU plugin's properties and
+    # the block shapes the runtime allocates (OpenVINO 2026.4.1).
+    import openvino as ov
+    from openvino._offline_transformations import paged_attention_transformation
+
+    model = u8_prompts_program.openvino_models()[0]
+    model.inputs[0].get_tensor().set_names({"input_ids"})
+    paged_attention_transformation(model)
+    config = parse_compile_specs(openvino_compile_specs(paged_attention=True, kv_cache_precision="u8")).compile_config()
+    compiled = ov.Core().compile_model(model, "CPU", config)
+    assert str(compiled.get_property("KEY_CACHE_PRECISION")) == "<Type: 'uint8_t'>"
+    assert str(compiled.get_property("VALUE_CACHE_PRECISION")) == "<Type: 'uint8_t'>"
+    caches = {port.get_any_name(): port for port in compiled.inputs if "_cache." in port.get_any_name()}
+    heads, size = 1, 48  # small_llama(dim=96): one KV head of 48
+    for name, port in caches.items():
+        assert port.get_element_type() == ov.Type.u8, name
+        # Keys: each channel's scale and zero point (two f32) as 8 more rows of a block
+        # of 32 positions; values: each row's, as 8 more bytes.
+        expected = [heads, 40, size] if name.startswith("key_cache.") else [heads, 32, size + 8]
+        assert [dim.get_length() for dim in port.get_partial_shape()[1:]] == expected, name
+    assert len(caches) == 4
+
+
+def test_the_runtime_loads_a_u8_cache_with_one_token_model_without_the_model_of_one_token(
+    dynamic_llama, tmp_path, capfd
+):
+    # Lowering refuses the pair; a program from elsewhere carries it: the model of one
+    # token is left out, with an error naming why, and calls run on the stateful model.
+    from executorch.runtime import Runtime
+    from harness import with_compile_spec
+
+    sequence = torch.export.Dim("sequence", min=1, max=CONTEXT - 1)
+    with torch.no_grad():
+        program = lower(
+            dynamic_llama,
+            (torch.tensor([[1, 2]]), {"input_pos": torch.tensor([0])}),
+            tmp_path,
+            compile_specs=openvino_compile_specs(paged_attention=True, one_token_model=True, kv_cache_precision="f32"),
+            dynamic_shapes=({1: sequence}, {"input_pos": None}),
+        )
+    path = tmp_path / "u8.pte"
+    path.write_bytes(with_compile_spec(program.path.read_bytes(), "kv_cache_precision", b"u8"))
+    loaded = Runtime.get().load_program(path)
+    method = loaded.load_method("forward")
+    assert "do not hold the stateful cache's rows as they are (a u8 cache keeps scales" in capfd.readouterr().err
+    prompt = tokens(20, seed=21)
+    steps = [([token], 20 + offset) for offset, token in enumerate(tokens(5, seed=22))]
+    errors = relative_errors(method, dynamic_llama, [(prompt, 0)] + steps)
+    low, high = U8_CACHE_ERRORS
+    assert low < max(errors) < high, f"relative logit errors {errors}"
