@@ -325,7 +325,7 @@ def _export_huggingface(
 def _export_vision_language(
     options: argparse.Namespace, specs: List[CompileSpec], compression: Optional[Dict[str, Any]], export: Any
 ) -> ExecutorchProgramManager:
-    for flag in ("static_shape", "one_token_model", "paged_attention", "max_source_len"):
+    for flag in ("static_shape", "one_token_model", "max_source_len"):
         if getattr(options, flag):
             raise SystemExit(f"--{flag.replace('_', '-')} does not apply to a vision-language model's export")
     if compression and compression.get("dataset") is not None:

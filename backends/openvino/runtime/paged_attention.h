@@ -43,7 +43,8 @@ inline constexpr const char kPagedCacheName[] = "executorch_openvino.paged_cache
 /// SDPAToPagedAttention. Its own inputs and outputs keep their indices, names and
 /// shapes; the PagedAttention inputs come after them, each cache named after the
 /// variable it replaces (kPagedCacheName) where every attention read one. The tokens
-/// of a call, one or [1, tokens], run as one sequence. Throws std::invalid_argument
+/// of a call, one or [1, tokens], or their embeddings [1, tokens, hidden] (a
+/// vision-language model's text decoder), run as one sequence. Throws std::invalid_argument
 /// when a grown cache is left as a state, the tokens input cannot be told apart or
 /// has another shape, the rewrite's layout is not the one this runtime changes, and
 /// what OpenVINO throws.
