@@ -216,7 +216,7 @@ def export_vision_language(
         raise ValueError("export_vision_language: one_token_model is for text LLMs")
     if max_seq_len < 2:
         raise ValueError(f"export_vision_language: max_seq_len is {max_seq_len}; the cache needs 2 positions or more")
-    decoder = EmbeddingsDecoder(model, max_seq_len, image_flag=has_image_flag(model))
+    decoder = text_decoder(model, max_seq_len)
     if options.paged_attention:
         check_paged_attention_fits(model, decoder)
     compression = check_compression(compression_settings(weight_compression)) if weight_compression else None
@@ -234,6 +234,12 @@ def export_vision_language(
             constant_methods=runner_metadata(model, max_seq_len, bos, eos),
         )
     return program_reading_inputs_in_place(edge)
+
+
+def text_decoder(model: torch.nn.Module, max_seq_len: int) -> EmbeddingsDecoder:
+    """The module exported as ``text_decoder``: `model`'s text model over a KV cache of
+    `max_seq_len` positions, reading the image flag where the model has one."""
+    return EmbeddingsDecoder(model, max_seq_len, image_flag=has_image_flag(model))
 
 
 def check_paged_attention_fits(model: torch.nn.Module, decoder: EmbeddingsDecoder) -> None:
