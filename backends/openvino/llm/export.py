@@ -109,8 +109,8 @@ def _parser() -> argparse.ArgumentParser:
         "--paged-attention",
         action="store_true",
         help="keep the KV cache in OpenVINO's PagedAttention form: long prompts fill faster, and going back to "
-        "an earlier position costs a step (CPU, f32/f16/bf16 cache; not for models with a sliding window; with "
-        "--one-token-model only decode steps use it)",
+        "an earlier position costs a step (CPU, f32/f16/bf16 cache; not for models with a sliding window or "
+        "Gemma 3; a vision-language model's text_decoder; with --one-token-model only decode steps use it)",
     )
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")

@@ -15,8 +15,9 @@
  * form's attention over a mask (benchmarks/results/llm-prefill-attention-2026-12-06.md).
  *
  * The transformation makes attention causal over the whole cache: a model whose
- * attention masks more (a sliding window) computes other values in this form, so the
- * exporter refuses paged_attention for one (llm/export.py).
+ * attention masks more (a sliding window) or less (Gemma 3's image tokens, which see
+ * each other) computes other values in this form, so the exporters refuse
+ * paged_attention for one (llm/decoder_program.py, llm/vision_language.py).
  */
 #pragma once
 
