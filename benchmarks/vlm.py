@@ -8,6 +8,7 @@ one process and alternating rounds (issue 57, part 5).
     python benchmarks/vlm.py --quick                      # tiny model, checks the script
     python benchmarks/vlm.py [--rounds 5] [--new-tokens 32] [--work DIR] [--json FILE]
     python benchmarks/vlm.py --engines "ours bf16,ours bf16 paged,GenAI bf16"   # some engines
+    python benchmarks/vlm.py --work DIR --reuse-programs ...   # our .pte files already in DIR
 
 Self-contained: imports only installed packages and ``executorch_openvino``.
 
@@ -761,6 +762,12 @@ def main() -> None:
         help="comma-separated engines to run (default: all): "
         + ", ".join([*OURS, "XNNPACK f32", "OpenVINO alone f32", "OpenVINO alone bf16", "GenAI f32", "GenAI bf16"]),
     )
+    parser.add_argument(
+        "--reuse-programs",
+        action="store_true",
+        help="load our .pte files already in --work (written there by an earlier run of this script) "
+        "instead of exporting them again",
+    )
     options = parser.parse_args()
     wanted = set(options.engines.split(",")) if options.engines else None
 
@@ -811,9 +818,12 @@ def main() -> None:
         if not runs(name) and not (name == "ours f32" and alone):
             continue
         path = work / f"{name.replace(' ', '_')}.pte"
-        manager = export_ours(model, name, max_seq_len, path)
         if runs(name):
             programs[name] = path
+        if options.reuse_programs and path.is_file() and not (name == "ours f32" and alone):
+            logger.info("%s: reusing %s", name, path)
+            continue
+        manager = export_ours(model, name, max_seq_len, path)
         if name == "ours f32":
             irs = {method: ir_of(manager, method) for method in (VISION, EMBEDDING, DECODER)}
         del manager
