@@ -64,7 +64,8 @@ Measured, medians over ``--rounds`` rounds after an untimed one, the engines' or
 rotated each round:
 - "vision": one ``vision_encoder`` call (ours, XNNPACK: ``executorch.runtime``'s
   ``Method.execute``; OpenVINO alone: ``InferRequest.infer``), the median of
-  ``--vision-calls`` calls a round;
+  ``--vision-calls`` calls a round; GenAI: its ``get_vision_encoding_duration()`` (the
+  one image of its generate call);
 - "first token" (method calls): the runner's sequence of calls, timed from Python:
   ``token_embedding`` of the text before the image, its prefill, ``vision_encoder``,
   the prefill of the image's embeddings, ``token_embedding`` and prefill of the text
@@ -627,6 +628,7 @@ class GenaiEngine:
         metrics = result.perf_metrics
         infer_ms = [duration / 1e3 for duration in metrics.raw_metrics.token_infer_durations]
         round_ = Round(
+            vision_ms=metrics.get_vision_encoding_duration().mean,
             token_ms=statistics.median(infer_ms[1:]) if len(infer_ms) > 1 else None,
             pipeline_first_ms=metrics.get_ttft().mean,
             pipeline_token_ms=metrics.get_tpot().mean,
