@@ -27,7 +27,9 @@ OpenVINO's PagedAttention form, its prompts (the image's embeddings among them) 
 by the CPU plugin's PagedAttention kernel, as OpenVINO GenAI's VLMPipeline runs LLaVA;
 the other two methods have no cache and do not take the spec. The form attends
 causally over the whole cache, so a model whose text decoder masks otherwise (Gemma 3:
-its image tokens see each other, and its sliding-window layers) is refused.
+its image tokens see each other, and its sliding-window layers) is refused, and so is
+one whose output projection is its embedding table, stored once for two methods, which
+the form's load does not read.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from executorch.exir.backend.compile_spec_schema import CompileSpec
 from executorch.exir.backend.partitioner import DelegationSpec
 from torch.export import ExportedProgram
 
-from ..compile_specs import PAGED_ATTENTION, parse_compile_specs, with_defaults
+from ..compile_specs import PAGED_ATTENTION, SHARED_WEIGHTS, parse_compile_specs, with_defaults
 from ..partitioner import OpenvinoPartitioner
 from .decoder_program import modules_in_eval_mode, program_reading_inputs_in_place
 from .huggingface import EmbeddingsDecoder, configured_bos_id, configured_eos_ids, require_transformers
@@ -195,7 +197,8 @@ def export_vision_language(
             embeddings and the generated tokens.
         compile_specs: from ``openvino_compile_specs(...)``; ``paged_attention`` applies
             to ``text_decoder`` (refused for models whose attention is not causal over the
-            whole cache: :func:`check_paged_attention_fits`), ``one_token_model`` is refused.
+            whole cache, :func:`check_paged_attention_fits`, and for a tied embedding),
+            ``one_token_model`` is refused.
         weight_compression: as :func:`~executorch_openvino.llm.export.export_llm`'s
             (data-free), applied to every method.
         dtype: the dtype a folder's weights are loaded in.
@@ -233,6 +236,8 @@ def export_vision_language(
             partitioner=[_CachePartitioner(specs)],
             constant_methods=runner_metadata(model, max_seq_len, bos, eos),
         )
+    if options.paged_attention:
+        _check_paged_decoder_reads_its_own_weights(edge)
     return program_reading_inputs_in_place(edge)
 
 
@@ -261,6 +266,21 @@ def check_paged_attention_fits(model: torch.nn.Module, decoder: EmbeddingsDecode
             f"{' and '.join(reasons)}, while OpenVINO's PagedAttention attends causally over the whole cache; "
             "export this model without paged_attention"
         )
+
+
+def _check_paged_decoder_reads_its_own_weights(edge: Any) -> None:
+    """Raises ValueError when the text decoder's delegate asks for paged_attention and reads
+    weights stored once for several methods (an embedding tied to the output projection,
+    partition/shared_weights.py): the runtime makes the PagedAttention form from the IR
+    alone, without the program's named data, so it would load the stateful form instead."""
+    for _, module in edge.exported_program(DECODER_METHOD).graph_module.named_children():
+        specs = {spec.key: spec.value for spec in getattr(module, "compile_specs", ())}
+        if specs.get(PAGED_ATTENTION) == b"1" and SHARED_WEIGHTS in specs:
+            raise ValueError(
+                "export_vision_language: paged_attention cannot be kept by this model's text decoder: it reads "
+                "weights another method reads too (an embedding tied to the output projection), which the program "
+                "stores once and the PagedAttention form does not load; export this model without paged_attention"
+            )
 
 
 class _CachePartitioner(OpenvinoPartitioner):

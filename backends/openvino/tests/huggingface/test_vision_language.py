@@ -317,6 +317,35 @@ def test_gemma3_with_paged_attention_is_refused_naming_why():
         export_vision_language(model, max_seq_len=CONTEXT, compile_specs=openvino_compile_specs(paged_attention=True))
 
 
+def test_a_tied_embedding_with_paged_attention_is_refused_naming_why():
+    """A LLaVA whose output projection is its embedding table: the table is stored once, in
+    the program's named data, which the PagedAttention form's load does not read, so the
+    text decoder would load in the stateful form after an error line."""
+    from executorch_openvino import openvino_compile_specs
+    from executorch_openvino.llm.vision_language import export_vision_language
+
+    vision = transformers.CLIPVisionConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4, image_size=IMAGE, patch_size=8
+    )
+    # 600 x 32 float32 values: 75 KiB, among the weights stored once (MIN_SHARED_WEIGHT_BYTES).
+    text = transformers.LlamaConfig(
+        vocab_size=600,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        tie_word_embeddings=True,
+    )
+    config = transformers.LlavaConfig(
+        vision_config=vision, text_config=text, image_token_index=5, tie_word_embeddings=True
+    )
+    model = transformers.LlavaForConditionalGeneration(config).eval()
+    assert model.lm_head.weight is model.get_input_embeddings().weight
+    with pytest.raises(ValueError, match="paged_attention cannot be kept .* tied to the output projection"):
+        export_vision_language(model, max_seq_len=CONTEXT, compile_specs=openvino_compile_specs(paged_attention=True))
+
+
 @pytest.mark.parametrize("shape", [(1, 3, IMAGE, IMAGE + 8), (1, 1, IMAGE, IMAGE)], ids=["wrong_size", "one_channel"])
 def test_an_image_the_encoder_does_not_take_fails_the_call_not_the_process(vlm, shape):
     from executorch.extension.llm.runner import MultimodalRunner, make_image_input, make_token_input
