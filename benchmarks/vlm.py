@@ -7,6 +7,8 @@ one process and alternating rounds (issue 57, part 5).
 
     python benchmarks/vlm.py --quick                      # tiny model, checks the script
     python benchmarks/vlm.py [--rounds 5] [--new-tokens 32] [--work DIR] [--json FILE]
+    python benchmarks/vlm.py --engines "ours bf16,ours bf16 paged,GenAI bf16"   # some engines
+    python benchmarks/vlm.py --work DIR --reuse-programs ...   # our .pte files already in DIR
 
 Self-contained: imports only installed packages and ``executorch_openvino``.
 
@@ -28,6 +30,11 @@ Engines:
   compile_specs=openvino_compile_specs(inference_precision=...), eos_ids=[vocab size])``
   (an end id no model produces, so that the runner makes every token asked for);
   "speed" is the export's ``--speed`` preset (bf16 and a u8 KV cache, GenAI's defaults);
+- ours paged / ours bf16 paged: the same with ``paged_attention=True`` (the export's
+  ``--paged-attention``): ``text_decoder`` keeps its KV cache in OpenVINO's
+  PagedAttention form and fills prompts, the image's embeddings included, with the CPU
+  plugin's PagedAttention kernel, as GenAI's VLMPipeline does; f32, and bf16 with a bf16
+  cache (the export's ``--speed`` leaves vision-language programs stateful);
 - XNNPACK f32: transformers 5.23's ``TorchExportableModuleForVLM`` does not apply to
   LLaVA (it reads ``model.model.vision_model``, ``.connector`` and ``.text_model``,
   SmolVLM's modules; LLaVA has ``vision_tower``, ``multi_modal_projector`` and
@@ -57,11 +64,13 @@ Measured, medians over ``--rounds`` rounds after an untimed one, the engines' or
 rotated each round:
 - "vision": one ``vision_encoder`` call (ours, XNNPACK: ``executorch.runtime``'s
   ``Method.execute``; OpenVINO alone: ``InferRequest.infer``), the median of
-  ``--vision-calls`` calls a round;
+  ``--vision-calls`` calls a round; GenAI: its ``get_vision_encoding_duration()`` (the
+  one image of its generate call);
 - "first token" (method calls): the runner's sequence of calls, timed from Python:
   ``token_embedding`` of the text before the image, its prefill, ``vision_encoder``,
   the prefill of the image's embeddings, ``token_embedding`` and prefill of the text
-  after it, argmax; "per token": the median of ``--new-tokens`` - 1 decode steps
+  after it, argmax; "image prefill": the ``text_decoder`` call of the image's embeddings
+  in that sequence; "per token": the median of ``--new-tokens`` - 1 decode steps
   (``token_embedding`` + ``text_decoder`` of one token + argmax);
 - "pipeline" columns: ours and XNNPACK through ``MultimodalRunner.generate`` (token
   inputs and the processor's pixel values: no tokenizing or image preprocessing), from
@@ -76,7 +85,8 @@ transformers' greedy ``generate`` on the processor's inputs (f32, no end of sequ
 "equal" or how many leading tokens are equal. The runner gives text pieces, compared
 with the tokenizer's decoding of transformers' tokens one by one.
 Targets: decode <= 0.8x XNNPACK's and <= 1.0x GenAI's (same precision); vision encoder
-<= 1.0x OpenVINO alone's (same precision).
+<= 1.0x OpenVINO alone's (same precision); the paged programs' first token through the
+runner <= 1.0x GenAI's TTFT (same precision).
 """
 
 from __future__ import annotations
@@ -301,24 +311,33 @@ def transformers_tokens(model: torch.nn.Module, inputs: Inputs, new_tokens: int)
 # Programs
 
 
-def export_ours(model: torch.nn.Module, precision: str, max_seq_len: int, path: Path) -> ExecutorchProgramManager:
-    """Our program at an inference precision, or at "speed": the export's ``--speed`` preset."""
+#: Our programs by engine name: the compile specs each is exported with.
+OURS: Dict[str, Dict[str, Any]] = {
+    "ours f32": {"inference_precision": "f32"},
+    "ours bf16": {"inference_precision": "bf16"},
+    "ours speed": dict(SPEED_PRESET),
+    "ours paged": {"inference_precision": "f32", "paged_attention": True},
+    "ours bf16 paged": {"inference_precision": "bf16", "paged_attention": True},
+}
+
+
+def export_ours(model: torch.nn.Module, name: str, max_seq_len: int, path: Path) -> ExecutorchProgramManager:
+    """Our program `name` (:data:`OURS`: its compile specs)."""
     begin = time.perf_counter()
     vocab = model.config.get_text_config().vocab_size
-    settings = SPEED_PRESET if precision == "speed" else {"inference_precision": precision}
     manager = vision_language.export_vision_language(
         model,
         max_seq_len=max_seq_len,
-        compile_specs=openvino_compile_specs(**settings),
+        compile_specs=openvino_compile_specs(**OURS[name]),
         eos_ids=[vocab],  # no model produces it: the runner makes every token asked for
     )
     path.write_bytes(manager.buffer)
     for method in (VISION, EMBEDDING, DECODER):
         left = cpu_ops_of(manager, method)
         if left:
-            logger.warning("ours %s: %s left to ExecuTorch's CPU kernels: %s", precision, method, left)
+            logger.warning("%s: %s left to ExecuTorch's CPU kernels: %s", name, method, left)
     seconds, size = time.perf_counter() - begin, path.stat().st_size / 1e6
-    logger.info("ours %s: exported in %.1f s, %.1f MB", precision, seconds, size)
+    logger.info("%s: exported in %.1f s, %.1f MB", name, seconds, size)
     return manager
 
 
@@ -336,7 +355,7 @@ def export_xnnpack(model: torch.nn.Module, max_seq_len: int, path: Path) -> None
     begin = time.perf_counter()
     vocab = model.config.get_text_config().vocab_size
     with torch.no_grad():
-        programs = vision_language._exported_methods(model, max_seq_len)
+        programs = vision_language._exported_methods(model, vision_language.text_decoder(model, max_seq_len))
         manager = to_edge_transform_and_lower(
             {name: program for name, (program, _, _) in programs.items()},
             partitioner=[XnnpackPartitioner()],
@@ -421,6 +440,7 @@ def genai_model(folder: Path, out: Path, optimum_cli: str) -> Path:
 class Round:
     vision_ms: Optional[float] = None
     first_ms: Optional[float] = None
+    image_prefill_ms: Optional[float] = None  # the text_decoder call of the image's embeddings
     token_ms: Optional[float] = None
     pipeline_first_ms: Optional[float] = None
     pipeline_token_ms: Optional[float] = None
@@ -452,7 +472,9 @@ class StepwiseEngine:
             logits = self.decode(self.embed(inputs.before), position)
             position += len(inputs.before)
         features = self.vision(inputs.pixel_values)
+        image_begin = time.perf_counter()
         logits = self.decode(features, position)
+        image_prefill_ms = (time.perf_counter() - image_begin) * 1e3
         position += inputs.image_tokens
         if inputs.after:
             logits = self.decode(self.embed(inputs.after), position)
@@ -471,7 +493,13 @@ class StepwiseEngine:
             begin = time.perf_counter()
             self.vision(inputs.pixel_values)
             vision_ms.append((time.perf_counter() - begin) * 1e3)
-        return Round(statistics.median(vision_ms), first_ms, statistics.median(steps) if steps else None, tokens=tokens)
+        return Round(
+            statistics.median(vision_ms),
+            first_ms,
+            image_prefill_ms,
+            statistics.median(steps) if steps else None,
+            tokens=tokens,
+        )
 
 
 class ExecutorchEngine(StepwiseEngine):
@@ -610,6 +638,7 @@ class GenaiEngine:
         metrics = result.perf_metrics
         infer_ms = [duration / 1e3 for duration in metrics.raw_metrics.token_infer_durations]
         round_ = Round(
+            vision_ms=metrics.get_vision_encoding_duration().mean,
             token_ms=statistics.median(infer_ms[1:]) if len(infer_ms) > 1 else None,
             pipeline_first_ms=metrics.get_ttft().mean,
             pipeline_token_ms=metrics.get_tpot().mean,
@@ -740,7 +769,23 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the figures there")
     parser.add_argument("--optimum-cli", default=OPTIMUM_CLI, help="optimum-intel's optimum-cli")
     parser.add_argument("--threads", type=int, default=THREADS, help="torch.set_num_threads (transformers only)")
+    parser.add_argument(
+        "--engines",
+        help="comma-separated engines to run (default: all): "
+        + ", ".join([*OURS, "XNNPACK f32", "OpenVINO alone f32", "OpenVINO alone bf16", "GenAI f32", "GenAI bf16"]),
+    )
+    parser.add_argument(
+        "--reuse-programs",
+        action="store_true",
+        help="load our .pte files already in --work (written there by an earlier run of this script) "
+        "instead of exporting them again",
+    )
     options = parser.parse_args()
+    wanted = set(options.engines.split(",")) if options.engines else None
+
+    def runs(engine: str) -> bool:
+        return wanted is None or engine in wanted
+
     options.rounds = options.rounds or (2 if options.quick else 5)
     options.new_tokens = options.new_tokens or (8 if options.quick else 32)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
@@ -779,39 +824,51 @@ def main() -> None:
     failures: Dict[str, str] = {}
     programs = {}
     irs = {}
-    for precision in ("f32", "bf16", "speed"):
-        path = work / f"ours_{precision}.pte"
-        manager = export_ours(model, precision, max_seq_len, path)
-        programs[f"ours {precision}"] = path
-        if precision == "f32":
+    alone = [f"OpenVINO alone {precision}" for precision in ("f32", "bf16") if runs(f"OpenVINO alone {precision}")]
+    for name in OURS:
+        # OpenVINO alone runs the IR of our f32 program.
+        if not runs(name) and not (name == "ours f32" and alone):
+            continue
+        path = work / f"{name.replace(' ', '_')}.pte"
+        if runs(name):
+            programs[name] = path
+        if options.reuse_programs and path.is_file() and not (name == "ours f32" and alone):
+            logger.info("%s: reusing %s", name, path)
+            continue
+        manager = export_ours(model, name, max_seq_len, path)
+        if name == "ours f32":
             irs = {method: ir_of(manager, method) for method in (VISION, EMBEDDING, DECODER)}
         del manager
         gc.collect()
     xnnpack_path = work / "xnnpack_f32.pte"
-    try:
-        export_xnnpack(model, max_seq_len, xnnpack_path)
-        programs["XNNPACK f32"] = xnnpack_path
-    except Exception as error:  # noqa: BLE001 - reported, the rest goes on
-        logger.exception("XNNPACK")
-        failures["XNNPACK f32"] = f"{type(error).__name__}: {error}"
+    if runs("XNNPACK f32"):
+        try:
+            export_xnnpack(model, max_seq_len, xnnpack_path)
+            programs["XNNPACK f32"] = xnnpack_path
+        except Exception as error:  # noqa: BLE001 - reported, the rest goes on
+            logger.exception("XNNPACK")
+            failures["XNNPACK f32"] = f"{type(error).__name__}: {error}"
     genai_dir: Optional[Path] = None
-    try:
-        genai_dir = genai_model(folder, work / "genai", options.optimum_cli)
-    except Exception as error:  # noqa: BLE001
-        logger.error("GenAI's model: %s", error)
-        failures["GenAI"] = str(error)
+    if runs("GenAI f32") or runs("GenAI bf16"):
+        try:
+            genai_dir = genai_model(folder, work / "genai", options.optimum_cli)
+        except Exception as error:  # noqa: BLE001
+            logger.error("GenAI's model: %s", error)
+            failures["GenAI"] = str(error)
     del model
     gc.collect()
 
     engines: Dict[str, Any] = {}
     for name, path in programs.items():
         engines[name] = ExecutorchEngine(path)
-    for precision in ("f32", "bf16"):
-        engines[f"OpenVINO alone {precision}"] = OpenvinoAloneEngine(irs, precision)
+    for name in alone:
+        engines[name] = OpenvinoAloneEngine(irs, name.split()[-1])
     del irs  # the compiled models hold their own weights
     gc.collect()
     if genai_dir is not None:
         for precision, properties in (("f32", {"INFERENCE_PRECISION_HINT": "f32"}), ("bf16", {})):
+            if not runs(f"GenAI {precision}"):
+                continue
             try:
                 engines[f"GenAI {precision}"] = GenaiEngine(genai_dir, properties)
             except Exception as error:  # noqa: BLE001
@@ -829,7 +886,14 @@ def main() -> None:
         runner = name.endswith(" runner")
         base = name[: -len(" runner")] if runner else name
         entry = figures.setdefault(base, {})
-        for attribute in ("vision_ms", "first_ms", "token_ms", "pipeline_first_ms", "pipeline_token_ms"):
+        for attribute in (
+            "vision_ms",
+            "first_ms",
+            "image_prefill_ms",
+            "token_ms",
+            "pipeline_first_ms",
+            "pipeline_token_ms",
+        ):
             value = median_of(rounds[name], attribute)
             if value is not None:
                 entry[attribute] = value
@@ -871,6 +935,7 @@ def main() -> None:
                 name,
                 ms(entry.get("vision_ms")),
                 ms(entry.get("first_ms")),
+                ms(entry.get("image_prefill_ms")),
                 ms(entry.get("token_ms")),
                 ms(entry.get("pipeline_first_ms")),
                 ms(entry.get("pipeline_token_ms")),
@@ -885,6 +950,7 @@ def main() -> None:
             "engine",
             "vision",
             "first token",
+            "image prefill",
             "per token",
             "pipeline first token",
             "pipeline per token",
@@ -927,6 +993,25 @@ def main() -> None:
                 f"decode, ours {ours} call / GenAI {genai} token inference",
                 get(f"ours {ours}", "token_ms"),
                 get(f"GenAI {genai}", "token_ms"),
+                1.0,
+            )
+        )
+    # First token with the image, through the runner against GenAI's TTFT (which also
+    # tokenizes and preprocesses the image), and decode, for the paged programs.
+    for ours, genai in (("paged", "f32"), ("bf16 paged", "bf16")):
+        targets.append(
+            ratio_row(
+                f"first token, ours {ours} runner / GenAI {genai} ttft",
+                get(f"ours {ours}", "pipeline_first_ms"),
+                get(f"GenAI {genai}", "pipeline_first_ms"),
+                1.0,
+            )
+        )
+        targets.append(
+            ratio_row(
+                f"decode, ours {ours} runner / GenAI {genai} tpot",
+                get(f"ours {ours}", "pipeline_token_ms"),
+                get(f"GenAI {genai}", "pipeline_token_ms"),
                 1.0,
             )
         )

@@ -370,7 +370,7 @@ def openvino_compile_specs(
     prompts included, or with one token a call; with ``one_token_model`` the calls of one
     token only. It assumes
     causal attention over the whole cache: :func:`~executorch_openvino.llm.export.export_llm`
-    refuses it for a model with a sliding window. CPU only, with an f32, f16 or bf16 cache.
+    refuses it for a model with a sliding window. CPU only; a u8 cache not with ``one_token_model``.
     ``per_sequence_inputs`` names inputs of a delegate with a growing KV cache that keep
     their value over a sequence, from a call at position 0 to the next such call (an
     encoder-decoder's ``encoder_hidden_states``): the values computed from them alone,

@@ -111,8 +111,9 @@ def _parser() -> argparse.ArgumentParser:
         "--paged-attention",
         action="store_true",
         help="keep the KV cache in OpenVINO's PagedAttention form: long prompts fill faster, and going back to "
-        "an earlier position costs a step (CPU; not for models with a sliding window; with --one-token-model "
-        "only decode steps use it, and the cache not in u8)",
+        "an earlier position costs a step (CPU; not for models with a sliding window or Gemma 3; a "
+        "vision-language model's text_decoder; with --one-token-model only decode steps use it, and the cache "
+        "not in u8)",
     )
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
@@ -356,7 +357,7 @@ def _export_huggingface(
 def _export_vision_language(
     options: argparse.Namespace, specs: List[CompileSpec], compression: Optional[Dict[str, Any]], export: Any
 ) -> ExecutorchProgramManager:
-    for flag in ("static_shape", "one_token_model", "paged_attention", "max_source_len"):
+    for flag in ("static_shape", "one_token_model", "max_source_len"):
         if getattr(options, flag):
             raise SystemExit(f"--{flag.replace('_', '-')} does not apply to a vision-language model's export")
     if compression and compression.get("dataset") is not None:

@@ -21,6 +21,15 @@ therefore carry one channel more, ``hidden + 1``: 1 from ``vision_encoder``, 0 f
 ``token_embedding``; ``text_decoder`` reads the flag off and lets the positions of an
 image's call see each other (huggingface.py's ``EmbeddingsDecoder``). The runner passes
 the embeddings from one method to the other as they are, so it needs nothing more.
+
+With the compile spec ``paged_attention``, ``text_decoder`` keeps its KV cache in
+OpenVINO's PagedAttention form, its prompts (the image's embeddings among them) filled
+by the CPU plugin's PagedAttention kernel, as OpenVINO GenAI's VLMPipeline runs LLaVA;
+the other two methods have no cache and do not take the spec. The form attends
+causally over the whole cache, so a model whose text decoder masks otherwise (Gemma 3:
+its image tokens see each other, and its sliding-window layers) is refused, and so is
+one whose output projection is its embedding table, stored once for two methods, which
+the form's load does not read.
 """
 
 from __future__ import annotations
@@ -32,8 +41,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import torch
 from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower
 from executorch.exir.backend.compile_spec_schema import CompileSpec
+from executorch.exir.backend.partitioner import DelegationSpec
+from torch.export import ExportedProgram
 
-from ..compile_specs import parse_compile_specs, with_defaults
+from ..compile_specs import PAGED_ATTENTION, SHARED_WEIGHTS, parse_compile_specs, with_defaults
 from ..partitioner import OpenvinoPartitioner
 from .decoder_program import modules_in_eval_mode, program_reading_inputs_in_place
 from .huggingface import EmbeddingsDecoder, configured_bos_id, configured_eos_ids, require_transformers
@@ -184,7 +195,10 @@ def export_vision_language(
             loaded ``transformers`` model (``LlavaForConditionalGeneration``...).
         max_seq_len: positions the KV cache holds: the prompt's tokens, the image's
             embeddings and the generated tokens.
-        compile_specs: from ``openvino_compile_specs(...)``.
+        compile_specs: from ``openvino_compile_specs(...)``; ``paged_attention`` applies
+            to ``text_decoder`` (refused for models whose attention is not causal over the
+            whole cache, :func:`check_paged_attention_fits`, and for a tied embedding),
+            ``one_token_model`` is refused.
         weight_compression: as :func:`~executorch_openvino.llm.export.export_llm`'s
             (data-free), applied to every method.
         dtype: the dtype a folder's weights are loaded in.
@@ -201,42 +215,102 @@ def export_vision_language(
     else:
         check_supported(model.config)
     options = parse_compile_specs(compile_specs)
-    if options.one_token_model or options.paged_attention:
-        raise ValueError("export_vision_language: one_token_model and paged_attention are for text LLMs")
+    if options.one_token_model:
+        raise ValueError("export_vision_language: one_token_model is for text LLMs")
     if max_seq_len < 2:
         raise ValueError(f"export_vision_language: max_seq_len is {max_seq_len}; the cache needs 2 positions or more")
+    decoder = text_decoder(model, max_seq_len)
+    if options.paged_attention:
+        check_paged_attention_fits(model, decoder)
     compression = check_compression(compression_settings(weight_compression)) if weight_compression else None
     specs = with_defaults(compile_specs_for_compressed_weights(compile_specs, compression))
     bos = configured_bos_id(model) if bos_id is None else int(bos_id)
     eos = configured_eos_ids(model) if eos_ids is None else [int(token) for token in eos_ids]
     with torch.no_grad(), modules_in_eval_mode(model):
-        programs = _exported_methods(model, max_seq_len)
+        programs = _exported_methods(model, decoder)
         if compression:
             programs = {name: _compressed_again(program, compression) for name, program in programs.items()}
         edge = to_edge_transform_and_lower(
             {name: program for name, (program, _, _) in programs.items()},
             # One partitioner for every method: it sees which weights two of them read.
-            partitioner=[OpenvinoPartitioner(specs)],
+            partitioner=[_CachePartitioner(specs)],
             constant_methods=runner_metadata(model, max_seq_len, bos, eos),
         )
+    if options.paged_attention:
+        _check_paged_decoder_reads_its_own_weights(edge)
     return program_reading_inputs_in_place(edge)
 
 
-def _exported_methods(model: torch.nn.Module, max_seq_len: int) -> Dict[str, tuple]:
+def text_decoder(model: torch.nn.Module, max_seq_len: int) -> EmbeddingsDecoder:
+    """The module exported as ``text_decoder``: `model`'s text model over a KV cache of
+    `max_seq_len` positions, reading the image flag where the model has one."""
+    return EmbeddingsDecoder(model, max_seq_len, image_flag=has_image_flag(model))
+
+
+def check_paged_attention_fits(model: torch.nn.Module, decoder: EmbeddingsDecoder) -> None:
+    """Raises ValueError, before the export, when the compile spec paged_attention would run
+    `model`'s text decoder (`decoder`) otherwise than transformers: OpenVINO's
+    SDPAToPagedAttention makes every attention causal over the whole cache (OpenVINO
+    2026.4.1), which drops a mask that lets an image's tokens see each other (the image
+    flag) and the mask of a sliding window, without an error."""
+    reasons = []
+    if decoder.image_flag:
+        reasons.append("its image tokens see each other in both directions (transformers' token_type_ids)")
+    if decoder.sliding_window:
+        reasons.append(
+            f"its sliding-window layers hide the positions before their window (of {decoder.sliding_window})"
+        )
+    if reasons:
+        raise ValueError(
+            f"export_vision_language: paged_attention cannot run the text decoder of {model.config.model_type!r}: "
+            f"{' and '.join(reasons)}, while OpenVINO's PagedAttention attends causally over the whole cache; "
+            "export this model without paged_attention"
+        )
+
+
+def _check_paged_decoder_reads_its_own_weights(edge: Any) -> None:
+    """Raises ValueError when the text decoder's delegate asks for paged_attention and reads
+    weights stored once for several methods (an embedding tied to the output projection,
+    partition/shared_weights.py): the runtime makes the PagedAttention form from the IR
+    alone, without the program's named data, so it would load the stateful form instead."""
+    for _, module in edge.exported_program(DECODER_METHOD).graph_module.named_children():
+        specs = {spec.key: spec.value for spec in getattr(module, "compile_specs", ())}
+        if specs.get(PAGED_ATTENTION) == b"1" and SHARED_WEIGHTS in specs:
+            raise ValueError(
+                "export_vision_language: paged_attention cannot be kept by this model's text decoder: it reads "
+                "weights another method reads too (an embedding tied to the output projection), which the program "
+                "stores once and the PagedAttention form does not load; export this model without paged_attention"
+            )
+
+
+class _CachePartitioner(OpenvinoPartitioner):
+    """The partitioner of every method, whose delegates keep the compile spec
+    paged_attention only in a method that writes a KV cache (``text_decoder``): the
+    vision encoder and the token embedding have none to keep in that form, and their
+    loads would try it and log that they could not."""
+
+    def _delegation_spec_for(self, exported_program: ExportedProgram) -> DelegationSpec:
+        spec = super()._delegation_spec_for(exported_program)
+        if exported_program.graph_signature.buffers_to_mutate:
+            return spec
+        return DelegationSpec(spec.backend_id, [item for item in spec.compile_specs if item.key != PAGED_ATTENTION])
+
+
+def _exported_methods(model: torch.nn.Module, decoder: EmbeddingsDecoder) -> Dict[str, tuple]:
     """Each method exported with ``strict=True``: (program, example, dynamic shapes)."""
     size = image_size(model)
-    flag = has_image_flag(model)
+    flag = decoder.image_flag
     vision, embedding = VisionEncoder(model, flag), TokenEmbedding(model, flag)
     pixels = torch.zeros(1, 3, size, size, dtype=next(model.parameters()).dtype)
     vision(pixels)  # transformers installs its output hooks on the first call, before export
     tokens = torch.ones(1, 4, dtype=torch.long)
     embeddings = embedding(tokens)
-    sequence = torch.export.Dim("sequence", min=1, max=max_seq_len - 1)
+    sequence = torch.export.Dim("sequence", min=1, max=decoder.max_seq_len - 1)
     examples = {
         VISION_METHOD: (vision, (pixels,), None),
         EMBEDDING_METHOD: (embedding, (tokens,), ({1: sequence},)),
         DECODER_METHOD: (
-            EmbeddingsDecoder(model, max_seq_len, image_flag=flag),
+            decoder,
             (embeddings, torch.arange(4)),
             ({1: sequence}, {0: sequence}),
         ),

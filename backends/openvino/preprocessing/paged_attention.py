@@ -15,8 +15,10 @@ import openvino as ov
 from ..compile_specs import OpenvinoOptions
 from ..edge_graph.kv_cache_names import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
 
-# The name SDPAToPagedAttention finds the tokens input by.
+# The names SDPAToPagedAttention finds the model's input by: token ids, or their
+# embeddings (a vision-language model's text decoder).
 _TOKENS_NAME = "input_ids"
+_EMBEDDINGS_NAME = "inputs_embeds"
 
 
 class PagedAttentionRefused(ValueError):
@@ -25,12 +27,13 @@ class PagedAttentionRefused(ValueError):
 
 
 def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
-    """Raises PagedAttentionRefused naming why the runtime could not keep `model`'s KV cache in
-    PagedAttention form: a device whose blocks it does not lay out, a u8 cache with
-    one_token_model (prompts' stateful cache cannot move into u8 blocks), no grown KV
-    cache, tokens of another shape than one token or [1, tokens], attention the rewrite
-    leaves, or a layout of the rewrite the runtime does not change back. With
-    one_token_model, only the model of one token takes the form."""
+    """Raises PagedAttentionRefused naming why the runtime could not keep `model`'s KV
+    cache in PagedAttention form: a device whose blocks it does not lay out, a u8 cache
+    with one_token_model (prompts' stateful cache cannot move into u8 blocks), no grown
+    KV cache, tokens of another shape than one token or [1, tokens] (embeddings: [1,
+    tokens, hidden]), attention the rewrite leaves, or a layout of the rewrite the
+    runtime does not change back. With one_token_model, only the model of one token
+    takes the form."""
     if options.device_type != "CPU":
         raise PagedAttentionRefused(f"OpenVINO paged_attention runs on CPU; device is {options.device!r}")
     if options.kv_cache_precision == "u8" and options.one_token_model:
@@ -54,6 +57,11 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
             f"inputs {[port.get_any_name() for port in trial.inputs]}"
         )
     shape = tokens[0].get_partial_shape()
+    if tokens[0].get_element_type().is_real():
+        _check_embeddings_shape(shape, options)
+        name = _EMBEDDINGS_NAME
+    else:
+        name = _TOKENS_NAME
     if shape.is_dynamic and options.one_token_model:
         # Its calls of one token run on the model of one token, which the runtime keeps
         # in this form; prompts stay on the stateful model.
@@ -66,17 +74,17 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
             "OpenVINO paged_attention with one_token_model is for dynamic-length exports; this delegate "
             "already takes one token a call: leave one_token_model out"
         )
-    one_token = shape.is_static and math.prod(shape.to_shape()) == 1
+    one_token = name == _TOKENS_NAME and shape.is_static and math.prod(shape.to_shape()) == 1
     sequence = shape.rank.is_static and len(shape) == 2 and shape[0].is_static and shape[0].get_length() == 1
-    if not (one_token or sequence):
+    if not (one_token or sequence or name == _EMBEDDINGS_NAME):
         raise PagedAttentionRefused(
             f"OpenVINO paged_attention takes one token a call or the tokens of one sequence, [1, tokens]; "
             f"this delegate's tokens input is {shape}"
         )
     from openvino._offline_transformations import paged_attention_transformation
 
-    tokens[0].get_tensor().set_names({_TOKENS_NAME})
-    tokens[0].get_node().set_friendly_name(_TOKENS_NAME)
+    tokens[0].get_tensor().set_names({name})
+    tokens[0].get_node().set_friendly_name(name)
     try:
         paged_attention_transformation(trial)
     except RuntimeError as error:
@@ -90,17 +98,39 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
             f"(such as {left[0]!r}): their attention is not one it rewrites"
         )
     if not one_token:
-        _check_sequence_layout(trial)
+        _check_sequence_layout(trial, name)
 
 
-def _check_sequence_layout(model: ov.Model) -> None:
+def _check_embeddings_shape(shape: ov.PartialShape, options: OpenvinoOptions) -> None:
+    """Raises PagedAttentionRefused unless `shape`, a float tokens input's, is embeddings of one
+    sequence, [1, tokens, hidden] with a static hidden size, called with any count of
+    tokens (the runtime lays them out as one sequence; no model of one token)."""
+    if options.one_token_model:
+        raise PagedAttentionRefused(
+            "OpenVINO paged_attention with one_token_model is for token ids; this delegate takes embeddings: "
+            "leave one_token_model out"
+        )
+    if not (
+        shape.rank.is_static
+        and len(shape) == 3
+        and shape[0].is_static
+        and shape[0].get_length() == 1
+        and shape[2].is_static
+    ):
+        raise PagedAttentionRefused(
+            f"OpenVINO paged_attention takes the embeddings of one sequence, [1, tokens, hidden]; this delegate's "
+            f"embeddings input is {shape}"
+        )
+
+
+def _check_sequence_layout(model: ov.Model, name: str) -> None:
     """Raises PagedAttentionRefused when the rewrite's layout of a call's tokens is not the one the
     runtime lays out again as one sequence (lay_out_as_one_sequence in
-    runtime/paged_attention.cpp; OpenVINO 2026.4.1): the tokens unsqueezed into batch
-    rows, each PagedAttention's queries, keys and values flattened by a Reshape from
-    [batch, tokens, heads, size] with static heads and size, and its output shaped back
-    by a Reshape."""
-    consumers = [target.get_node() for target in model.input(_TOKENS_NAME).get_target_inputs()]
+    runtime/paged_attention.cpp; OpenVINO 2026.4.1): the tokens (input `name`: ids or
+    embeddings) unsqueezed into batch rows, each PagedAttention's queries, keys and
+    values flattened by a Reshape from [batch, tokens, heads, size] with static heads
+    and size, and its output shaped back by a Reshape."""
+    consumers = [target.get_node() for target in model.input(name).get_target_inputs()]
     problems = [
         f"the tokens feed a {node.get_type_name()}" for node in consumers if node.get_type_name() != "Unsqueeze"
     ]

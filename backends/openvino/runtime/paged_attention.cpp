@@ -28,8 +28,10 @@ using executorch::runtime::Result;
 
 namespace {
 
-// The name SDPAToPagedAttention finds the tokens input by.
+// The names SDPAToPagedAttention finds the model's input by: token ids, or their
+// embeddings (a vision-language model's text decoder), which it makes [tokens, hidden].
 constexpr const char kTokensName[] = "input_ids";
+constexpr const char kEmbeddingsName[] = "inputs_embeds";
 constexpr const char kKeyCachePrefix[] = "key_cache.";
 constexpr const char kValueCachePrefix[] = "value_cache.";
 
@@ -54,7 +56,7 @@ size_t grown_caches_in(const ov::Model& model) {
   return count;
 }
 
-// The tokens: the one input that is not the KV cache's positions.
+// The tokens (ids, or embeddings): the one input that is not the KV cache's positions.
 std::shared_ptr<ov::op::v0::Parameter> tokens_input_of(const ov::Model& model) {
   std::shared_ptr<ov::op::v0::Parameter> tokens;
   for (const auto& parameter : model.get_parameters()) {
@@ -173,15 +175,13 @@ void name_caches_after_variables(ov::Model& model, const std::vector<AttentionRe
 }
 
 // Workaround, OpenVINO 2026.4.1: SDPAToPagedAttention lays the tokens of a call out as
-// batch rows, one token each: it makes input_ids [tokens] and unsqueezes it at axis 1
-// for the model, flattens each attention's queries, keys and values [batch, 1, heads,
-// size] with Reshape(x, {0, -1}), and shapes PagedAttention's output [tokens, heads *
-// size] back with Reshape(out, {0, 1, -1, size}). An exported model fixes its batch at
-// 1 and reshapes along the sequence, so a call of several tokens fails in that layout.
-// These put the tokens back as one sequence of the batch of 1 the export has: the
-// tokens [1, tokens] into the model, [1, tokens, heads, size] -> [tokens, heads * size]
-// into PagedAttention, and its output to [1, tokens, heads, size]. For one token the
-// two layouts are the same.
+// batch rows, one token each: it makes input_ids [tokens] (inputs_embeds [tokens,
+// hidden]) and unsqueezes it at axis 1 for the model, flattens each attention's queries, keys and values [batch, 1,
+// heads, size] with Reshape(x, {0, -1}), and shapes PagedAttention's output [tokens, heads * size] back with
+// Reshape(out, {0, 1, -1, size}). An exported model fixes its batch at 1 and reshapes along the sequence, so a call of
+// several tokens fails in that layout. These put the tokens back as one sequence of the batch of 1 the export has: the
+// tokens [1, tokens] (embeddings [1, tokens, hidden]) into the model, [1, tokens, heads, size] -> [tokens, heads *
+// size] into PagedAttention, and its output to [1, tokens, heads, size]. For one token the two layouts are the same.
 void lay_out_as_one_sequence(ov::Model& model) {
   for (const auto& op : model.get_ordered_ops()) {
     if (std::string(op->get_type_name()) != "PagedAttentionExtension") continue;
@@ -225,19 +225,24 @@ void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
   const auto tokens_names = tokens->output(0).get_names();
   const std::string tokens_friendly_name = tokens->get_friendly_name();
   const ov::PartialShape tokens_shape = tokens->get_partial_shape();
+  // Token ids, or the embeddings of a vision-language model's text decoder, [1, tokens, hidden].
+  const bool embeddings = tokens->get_element_type().is_real();
   // One token a call, or the tokens of one sequence: [1, tokens] (lay_out_as_one_sequence).
-  const bool one_token = tokens_shape.is_static() && ov::shape_size(tokens_shape.to_shape()) == 1;
-  const bool sequence = tokens_shape.rank().is_static() && tokens_shape.size() == 2 && tokens_shape[0] == 1;
+  const bool one_token = !embeddings && tokens_shape.is_static() && ov::shape_size(tokens_shape.to_shape()) == 1;
+  const bool sequence = tokens_shape.rank().is_static() && tokens_shape.size() == (embeddings ? 3 : 2) &&
+                        tokens_shape[0] == 1 && (!embeddings || tokens_shape[2].is_static());
   if (!one_token && !sequence) {
     throw std::invalid_argument("the tokens input is " + tokens_shape.to_string() +
-                                "; one token a call or [1, tokens] is supported");
+                                (embeddings ? "; embeddings [1, tokens, hidden] are supported"
+                                            : "; one token a call or [1, tokens] is supported"));
   }
+  const char* const input_name = embeddings ? kEmbeddingsName : kTokensName;
   std::vector<ov::PartialShape> result_shapes;
   for (const auto& result : model->get_results()) {
     result_shapes.push_back(result->get_input_partial_shape(0));
   }
-  tokens->output(0).set_names({kTokensName});
-  tokens->set_friendly_name(kTokensName);
+  tokens->output(0).set_names({input_name});
+  tokens->set_friendly_name(input_name);
 
   const std::vector<AttentionReads> reads = caches_read_by_attention(*model);
   ov::pass::Manager manager;
@@ -250,11 +255,12 @@ void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
 
   lay_out_as_one_sequence(*model);
 
-  // The transformation flattens the tokens to one dimension and unsqueezes them into
-  // batch rows for the model; the delegate's input keeps its shape, at the same index,
-  // and the model reads it as the one sequence it is ([1, tokens]). Tokens of another
-  // rank (one token) are flattened inside the model.
-  const auto flattened = parameter_named(*model, kTokensName);
+  // The transformation flattens the tokens to one dimension (embeddings to [tokens,
+  // hidden]) and unsqueezes them into batch rows for the model; the delegate's input
+  // keeps its shape, at the same index, and the model reads it as the one sequence it
+  // is ([1, tokens], [1, tokens, hidden]). Tokens of another rank (one token) are
+  // flattened inside the model.
+  const auto flattened = parameter_named(*model, input_name);
   const auto kept = std::make_shared<ov::op::v0::Parameter>(flattened->get_element_type(), tokens_shape);
   kept->set_friendly_name(tokens_friendly_name);
   kept->output(0).set_names(tokens_names);
@@ -267,8 +273,10 @@ void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
                                   consumer.get_node()->get_type_name() + ", not the Unsqueeze this runtime knows");
     }
   }
+  const std::vector<int64_t> flat_shape =
+      embeddings ? std::vector<int64_t>{-1, tokens_shape[2].get_length()} : std::vector<int64_t>{-1};
   const auto flat = std::make_shared<ov::op::v1::Reshape>(
-      kept, ov::op::v0::Constant::create(ov::element::i64, {1}, std::vector<int64_t>{-1}), false);
+      kept, ov::op::v0::Constant::create(ov::element::i64, {flat_shape.size()}, flat_shape), false);
   flattened->output(0).replace(flat->output(0));
   model->replace_parameter(static_cast<size_t>(model->get_parameter_index(flattened)), kept);
   model->validate_nodes_and_infer_types();

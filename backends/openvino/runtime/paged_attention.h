@@ -15,8 +15,9 @@
  * form's attention over a mask (benchmarks/results/llm-prefill-attention-2026-12-06.md).
  *
  * The transformation makes attention causal over the whole cache: a model whose
- * attention masks more (a sliding window) computes other values in this form, so the
- * exporter refuses paged_attention for one (llm/export.py).
+ * attention masks more (a sliding window) or less (Gemma 3's image tokens, which see
+ * each other) computes other values in this form, so the exporters refuse
+ * paged_attention for one (llm/decoder_program.py, llm/vision_language.py).
  */
 #pragma once
 
@@ -43,7 +44,8 @@ inline constexpr const char kPagedCacheName[] = "executorch_openvino.paged_cache
 /// SDPAToPagedAttention. Its own inputs and outputs keep their indices, names and
 /// shapes; the PagedAttention inputs come after them, each cache named after the
 /// variable it replaces (kPagedCacheName) where every attention read one. The tokens
-/// of a call, one or [1, tokens], run as one sequence. Throws std::invalid_argument
+/// of a call, one or [1, tokens], or their embeddings [1, tokens, hidden] (a
+/// vision-language model's text decoder), run as one sequence. Throws std::invalid_argument
 /// when a grown cache is left as a state, the tokens input cannot be told apart or
 /// has another shape, the rewrite's layout is not the one this runtime changes, and
 /// what OpenVINO throws.

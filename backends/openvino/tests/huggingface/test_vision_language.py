@@ -254,6 +254,98 @@ def test_the_runner_answers_like_transformers_through_generate_with_multimodal_i
     assert pieces == transformers_answer(vlm, inputs)
 
 
+@pytest.fixture(scope="module")
+def paged_llava(tmp_path_factory) -> Dict[str, object]:
+    """The LLaVA exported with ``--paged-attention``: its text decoder keeps the KV cache in
+    OpenVINO's PagedAttention form, prompts included."""
+    folder = tmp_path_factory.mktemp("paged_llava")
+    model, processor = llava_model_and_processor()
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    pte = folder.parent / "paged_llava.pte"
+    export_main(["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT), "--paged-attention"])
+    return {"folder": folder, "pte": pte, "model": model, "processor": processor, "prompt": PROMPTS["llava"]}
+
+
+def test_paged_attention_is_asked_of_the_text_decoder_alone(paged_llava):
+    """The vision encoder and the token embedding have no KV cache for the form."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    program = deserialize_pte_binary(paged_llava["pte"].read_bytes()).program
+    paged = {
+        plan.name: [
+            spec.value
+            for delegate in plan.delegates
+            for spec in delegate.compile_specs
+            if spec.key == "paged_attention"
+        ]
+        for plan in program.execution_plan
+        if plan.delegates
+    }
+    assert paged == {"vision_encoder": [], "token_embedding": [], "text_decoder": [b"1"]}
+
+
+def test_paged_attention_runner_answers_like_transformers_for_two_images(paged_llava, capfd):
+    """The image's embeddings and the text around them are prefilled in PagedAttention form
+    (a dynamic-length export runs every call in it), then decoded one token a call."""
+    from executorch.extension.llm.runner import MultimodalRunner
+
+    capfd.readouterr()
+    runner = MultimodalRunner(str(paged_llava["pte"]), str(paged_llava["folder"] / "tokenizer.json"))
+    answers = []
+    for image in images():
+        inputs = paged_llava["processor"](images=image, text=paged_llava["prompt"], return_tensors="pt")
+        pieces: List[str] = []
+        image_token = paged_llava["model"].config.image_token_index
+        runner.generate_hf(inputs, config(), image_token_id=image_token, token_callback=pieces.append)
+        runner.reset()
+        assert pieces == transformers_answer(paged_llava, inputs)
+        answers.append(pieces)
+    assert answers[0] != answers[1], "both images gave one answer: the test would show nothing"
+    # The load kept the paged form: it logs why when it falls back to the stateful one.
+    assert "paged_attention" not in capfd.readouterr().err
+
+
+def test_gemma3_with_paged_attention_is_refused_naming_why():
+    """PagedAttention attends causally over the whole cache: Gemma 3's image tokens, which
+    see each other, and its sliding window would compute otherwise without an error."""
+    from executorch_openvino import openvino_compile_specs
+    from executorch_openvino.llm.vision_language import export_vision_language
+
+    model, _ = gemma3_model_and_processor()
+    with pytest.raises(ValueError, match=r"paged_attention cannot run .*'gemma3'.*both directions.*sliding-window"):
+        export_vision_language(model, max_seq_len=CONTEXT, compile_specs=openvino_compile_specs(paged_attention=True))
+
+
+def test_a_tied_embedding_with_paged_attention_is_refused_naming_why():
+    """A LLaVA whose output projection is its embedding table: the table is stored once, in
+    the program's named data, which the PagedAttention form's load does not read, so the
+    text decoder would load in the stateful form after an error line."""
+    from executorch_openvino import openvino_compile_specs
+    from executorch_openvino.llm.vision_language import export_vision_language
+
+    vision = transformers.CLIPVisionConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4, image_size=IMAGE, patch_size=8
+    )
+    # 600 x 32 float32 values: 75 KiB, among the weights stored once (MIN_SHARED_WEIGHT_BYTES).
+    text = transformers.LlamaConfig(
+        vocab_size=600,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        tie_word_embeddings=True,
+    )
+    config = transformers.LlavaConfig(
+        vision_config=vision, text_config=text, image_token_index=5, tie_word_embeddings=True
+    )
+    model = transformers.LlavaForConditionalGeneration(config).eval()
+    assert model.lm_head.weight is model.get_input_embeddings().weight
+    with pytest.raises(ValueError, match="paged_attention cannot be kept .* tied to the output projection"):
+        export_vision_language(model, max_seq_len=CONTEXT, compile_specs=openvino_compile_specs(paged_attention=True))
+
+
 @pytest.mark.parametrize("shape", [(1, 3, IMAGE, IMAGE + 8), (1, 1, IMAGE, IMAGE)], ids=["wrong_size", "one_channel"])
 def test_an_image_the_encoder_does_not_take_fails_the_call_not_the_process(vlm, shape):
     from executorch.extension.llm.runner import MultimodalRunner, make_image_input, make_token_input
