@@ -373,7 +373,8 @@ std::optional<size_t> positions_per_block(const std::vector<ov::Output<const ov:
   for (const auto& [index, block] : caches) {
     const ov::Output<const ov::Node>& port = inputs[index];
     if (!is_key_cache(port)) continue;
-    const bool scales_as_rows = port.get_element_type() == ov::element::u8 && block[1] == *positions + kKeyRowsForScales;
+    const bool scales_as_rows =
+        port.get_element_type() == ov::element::u8 && block[1] == *positions + kKeyRowsForScales;
     if (block[1] != *positions && !scales_as_rows) {
       ET_LOG(Error,
              "OpenVINO delegate: paged_attention: key cache '%s' (%s %s) is not laid out in blocks of %zu positions "
