@@ -29,12 +29,13 @@ Engines:
 - ours f32 / ours bf16 / ours speed: ``export_vision_language(model, max_seq_len,
   compile_specs=openvino_compile_specs(inference_precision=...), eos_ids=[vocab size])``
   (an end id no model produces, so that the runner makes every token asked for);
-  "speed" is the export's ``--speed`` preset (bf16 and a u8 KV cache, GenAI's defaults);
+  "speed" is what the export's ``--speed`` writes for LLaVA (bf16 and a u8 KV cache,
+  GenAI's defaults, in PagedAttention form as below);
 - ours paged / ours bf16 paged: the same with ``paged_attention=True`` (the export's
   ``--paged-attention``): ``text_decoder`` keeps its KV cache in OpenVINO's
   PagedAttention form and fills prompts, the image's embeddings included, with the CPU
   plugin's PagedAttention kernel, as GenAI's VLMPipeline does; f32, and bf16 with a bf16
-  cache (the export's ``--speed`` leaves vision-language programs stateful);
+  cache;
 - XNNPACK f32: transformers 5.23's ``TorchExportableModuleForVLM`` does not apply to
   LLaVA (it reads ``model.model.vision_model``, ``.connector`` and ``.text_model``,
   SmolVLM's modules; LLaVA has ``vision_tower``, ``multi_modal_projector`` and
@@ -315,7 +316,7 @@ def transformers_tokens(model: torch.nn.Module, inputs: Inputs, new_tokens: int)
 OURS: Dict[str, Dict[str, Any]] = {
     "ours f32": {"inference_precision": "f32"},
     "ours bf16": {"inference_precision": "bf16"},
-    "ours speed": dict(SPEED_PRESET),
+    "ours speed": {**SPEED_PRESET, "paged_attention": True},  # what the export's --speed writes for LLaVA
     "ours paged": {"inference_precision": "f32", "paged_attention": True},
     "ours bf16 paged": {"inference_precision": "bf16", "paged_attention": True},
 }

@@ -126,8 +126,9 @@ def _parser() -> argparse.ArgumentParser:
         "--speed",
         action="store_true",
         help="OpenVINO GenAI's CPU settings: --precision bf16 (f32 where the CPU has no bf16 units) and "
-        "--kv-cache-precision u8, unless given, and --paged-attention where it applies (CPU, decoder-only, "
-        "without --one-token-model; else it says why); faster, further from eager (docs/llm.md#speed)",
+        "--kv-cache-precision u8, unless given, and --paged-attention where it applies (CPU, a decoder-only "
+        "LLM or a vision-language text_decoder, without --one-token-model; else it says why); faster, further "
+        "from eager (docs/llm.md#speed)",
     )
     parser.add_argument(
         "--weight-compression",
@@ -238,10 +239,8 @@ def _speed_keeps_the_state(options: argparse.Namespace) -> Optional[str]:
         return f"--device {options.device}: paged_attention runs on CPU"
     if options.one_token_model:
         return "--one-token-model keeps prompts on the stateful cache, whose values cannot move into u8 blocks"
-    if options.hf and (is_vision_language_folder(options.hf) or is_encoder_decoder_folder(options.hf)):
-        # A vision-language text_decoder takes paged_attention when asked for it
-        # (--paged-attention), but not yet tested with --speed's u8 cache.
-        return "--speed asks for paged_attention for decoder-only LLMs only"
+    if options.hf and is_encoder_decoder_folder(options.hf):
+        return "an encoder-decoder's text_decoder keeps its caches in the stateful form"
     return None
 
 

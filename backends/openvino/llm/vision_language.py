@@ -46,6 +46,7 @@ from torch.export import ExportedProgram
 
 from ..compile_specs import PAGED_ATTENTION, SHARED_WEIGHTS, parse_compile_specs, with_defaults
 from ..partitioner import OpenvinoPartitioner
+from ..preprocessing.paged_attention import PagedAttentionRefused
 from .decoder_program import modules_in_eval_mode, program_reading_inputs_in_place
 from .huggingface import EmbeddingsDecoder, configured_bos_id, configured_eos_ids, require_transformers
 from .weight_compression import (
@@ -248,11 +249,11 @@ def text_decoder(model: torch.nn.Module, max_seq_len: int) -> EmbeddingsDecoder:
 
 
 def check_paged_attention_fits(model: torch.nn.Module, decoder: EmbeddingsDecoder) -> None:
-    """Raises ValueError, before the export, when the compile spec paged_attention would run
-    `model`'s text decoder (`decoder`) otherwise than transformers: OpenVINO's
-    SDPAToPagedAttention makes every attention causal over the whole cache (OpenVINO
-    2026.4.1), which drops a mask that lets an image's tokens see each other (the image
-    flag) and the mask of a sliding window, without an error."""
+    """Raises PagedAttentionRefused (a ValueError), before the export, when the compile
+    spec paged_attention would run `model`'s text decoder (`decoder`) otherwise than
+    transformers: OpenVINO's SDPAToPagedAttention makes every attention causal over the
+    whole cache (OpenVINO 2026.4.1), which drops a mask that lets an image's tokens see
+    each other (the image flag) and the mask of a sliding window, without an error."""
     reasons = []
     if decoder.image_flag:
         reasons.append("its image tokens see each other in both directions (transformers' token_type_ids)")
@@ -261,7 +262,7 @@ def check_paged_attention_fits(model: torch.nn.Module, decoder: EmbeddingsDecode
             f"its sliding-window layers hide the positions before their window (of {decoder.sliding_window})"
         )
     if reasons:
-        raise ValueError(
+        raise PagedAttentionRefused(
             f"export_vision_language: paged_attention cannot run the text decoder of {model.config.model_type!r}: "
             f"{' and '.join(reasons)}, while OpenVINO's PagedAttention attends causally over the whole cache; "
             "export this model without paged_attention"
@@ -269,14 +270,15 @@ def check_paged_attention_fits(model: torch.nn.Module, decoder: EmbeddingsDecode
 
 
 def _check_paged_decoder_reads_its_own_weights(edge: Any) -> None:
-    """Raises ValueError when the text decoder's delegate asks for paged_attention and reads
-    weights stored once for several methods (an embedding tied to the output projection,
-    partition/shared_weights.py): the runtime makes the PagedAttention form from the IR
-    alone, without the program's named data, so it would load the stateful form instead."""
+    """Raises PagedAttentionRefused when the text decoder's delegate asks for
+    paged_attention and reads weights stored once for several methods (an embedding
+    tied to the output projection, partition/shared_weights.py): the runtime makes the
+    PagedAttention form from the IR alone, without the program's named data, so it
+    would load the stateful form instead."""
     for _, module in edge.exported_program(DECODER_METHOD).graph_module.named_children():
         specs = {spec.key: spec.value for spec in getattr(module, "compile_specs", ())}
         if specs.get(PAGED_ATTENTION) == b"1" and SHARED_WEIGHTS in specs:
-            raise ValueError(
+            raise PagedAttentionRefused(
                 "export_vision_language: paged_attention cannot be kept by this model's text decoder: it reads "
                 "weights another method reads too (an embedding tied to the output projection), which the program "
                 "stores once and the PagedAttention form does not load; export this model without paged_attention"

@@ -325,6 +325,28 @@ def test_decoder_only_flags_are_refused_for_an_encoder_decoder(whisper, tmp_path
         export_main(["--hf", str(whisper["folder"]), "--output", str(tmp_path / "x.pte"), flag])
 
 
+def test_speed_keeps_the_decoders_caches_stateful_and_says_why(whisper, tmp_path, caplog):
+    """--speed's precisions apply; its PagedAttention form is for decoder-only LLMs and
+    vision-language text decoders, not for a decoder with cross-attention caches."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    pte = tmp_path / "whisper_speed.pte"
+    with caplog.at_level("INFO", logger="executorch_openvino.llm.export"):
+        export_main(
+            ["--hf", str(whisper["folder"]), "--output", str(pte), "--max-seq-len", str(MAX_SEQ_LEN), "--speed"]
+        )
+    assert "--speed: the KV cache stays in the stateful form" in caplog.text
+    assert "an encoder-decoder's text_decoder keeps its caches in the stateful form" in caplog.text
+    program = deserialize_pte_binary(pte.read_bytes()).program
+    [plan] = [plan for plan in program.execution_plan if plan.name == "text_decoder"]
+    specs = {spec.key: spec.value for spec in plan.delegates[0].compile_specs}
+    assert (specs.get("paged_attention", b"0"), specs["inference_precision"], specs["kv_cache_precision"]) == (
+        b"0",
+        b"bf16",
+        b"u8",
+    )
+
+
 def test_int8_weights_decode_like_the_compressed_model(whisper, tmp_path):
     """--weight-compression int8 compresses both methods with NNCF: OpenVINO receives 8-bit
     weights, and each step's logits are those of NNCF's compressed modules run eagerly."""

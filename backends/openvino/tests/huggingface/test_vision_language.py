@@ -254,35 +254,40 @@ def test_the_runner_answers_like_transformers_through_generate_with_multimodal_i
     assert pieces == transformers_answer(vlm, inputs)
 
 
+def exported_llava(tmp_path_factory, name: str, *flags: str) -> Dict[str, object]:
+    """A LLaVA folder and the .pte the command makes of it with `flags`."""
+    folder = tmp_path_factory.mktemp(name)
+    model, processor = llava_model_and_processor()
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    pte = folder.parent / f"{name}.pte"
+    export_main(["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT), *flags])
+    return {"folder": folder, "pte": pte, "model": model, "processor": processor, "prompt": PROMPTS["llava"]}
+
+
+def method_specs(pte) -> Dict[str, Dict[str, bytes]]:
+    """Each delegated method's compile specs, by key."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    program = deserialize_pte_binary(pte.read_bytes()).program
+    return {
+        plan.name: {spec.key: spec.value for delegate in plan.delegates for spec in delegate.compile_specs}
+        for plan in program.execution_plan
+        if plan.delegates
+    }
+
+
 @pytest.fixture(scope="module")
 def paged_llava(tmp_path_factory) -> Dict[str, object]:
     """The LLaVA exported with ``--paged-attention``: its text decoder keeps the KV cache in
     OpenVINO's PagedAttention form, prompts included."""
-    folder = tmp_path_factory.mktemp("paged_llava")
-    model, processor = llava_model_and_processor()
-    model.save_pretrained(folder)
-    processor.save_pretrained(folder)
-    pte = folder.parent / "paged_llava.pte"
-    export_main(["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT), "--paged-attention"])
-    return {"folder": folder, "pte": pte, "model": model, "processor": processor, "prompt": PROMPTS["llava"]}
+    return exported_llava(tmp_path_factory, "paged_llava", "--paged-attention")
 
 
 def test_paged_attention_is_asked_of_the_text_decoder_alone(paged_llava):
     """The vision encoder and the token embedding have no KV cache for the form."""
-    from executorch.exir._serialize._program import deserialize_pte_binary
-
-    program = deserialize_pte_binary(paged_llava["pte"].read_bytes()).program
-    paged = {
-        plan.name: [
-            spec.value
-            for delegate in plan.delegates
-            for spec in delegate.compile_specs
-            if spec.key == "paged_attention"
-        ]
-        for plan in program.execution_plan
-        if plan.delegates
-    }
-    assert paged == {"vision_encoder": [], "token_embedding": [], "text_decoder": [b"1"]}
+    paged = {method: specs.get("paged_attention") for method, specs in method_specs(paged_llava["pte"]).items()}
+    assert paged == {"vision_encoder": None, "token_embedding": None, "text_decoder": b"1"}
 
 
 def test_paged_attention_runner_answers_like_transformers_for_two_images(paged_llava, capfd):
@@ -304,6 +309,75 @@ def test_paged_attention_runner_answers_like_transformers_for_two_images(paged_l
     assert answers[0] != answers[1], "both images gave one answer: the test would show nothing"
     # The load kept the paged form: it logs why when it falls back to the stateful one.
     assert "paged_attention" not in capfd.readouterr().err
+
+
+# --speed: OpenVINO GenAI's CPU settings (bf16, a u8 KV cache in PagedAttention form), as
+# its VLMPipeline runs LLaVA. Logits move away from transformers' as bf16 and a u8 cache
+# move them (tests/llm/test_paged_attention.py): past 1e-4 (f32 stays under 1e-5), under
+# 0.2 of the largest logit.
+SPEED_ERRORS = (1e-4, 0.2)
+
+
+@pytest.fixture(scope="module")
+def speed_llava(tmp_path_factory) -> Dict[str, object]:
+    return exported_llava(tmp_path_factory, "speed_llava", "--speed")
+
+
+def test_speed_runs_the_text_decoders_cache_in_paged_form_in_u8(speed_llava):
+    specs = method_specs(speed_llava["pte"])
+    assert {value.get("inference_precision") for value in specs.values()} == {b"bf16"}
+    decoder = specs["text_decoder"]
+    assert (decoder.get("paged_attention"), decoder.get("kv_cache_precision")) == (b"1", b"u8")
+    assert [specs[method].get("paged_attention") for method in ("vision_encoder", "token_embedding")] == [None, None]
+
+
+def test_speed_logits_stay_near_transformers_for_two_images_through_one_loaded_decoder(speed_llava, capfd):
+    """The prompt with its image's embeddings in one call, then a decode step; the second
+    image starts again at position 0 over the first's blocks and scales."""
+    from executorch.runtime import Runtime
+
+    assert method_specs(speed_llava["pte"])["text_decoder"].get("paged_attention") == b"1"  # the form tested
+    capfd.readouterr()
+    model, processor = speed_llava["model"], speed_llava["processor"]
+    program = Runtime.get().load_program(str(speed_llava["pte"]))
+    vision, embed, decoder = (
+        program.load_method(name) for name in ("vision_encoder", "token_embedding", "text_decoder")
+    )
+    errors = []
+    for image in images():
+        inputs = processor(images=image, text=speed_llava["prompt"], return_tensors="pt")
+        ids = inputs["input_ids"]
+        embeddings = embed.execute([ids])[0].clone()
+        embeddings[0, ids[0] == model.config.image_token_index] = vision.execute([inputs["pixel_values"]])[0][0]
+        calls = [(embeddings, torch.arange(ids.shape[1]))]
+        with torch.no_grad():
+            expected = [model(**inputs).logits[0, -1]]
+            token = torch.tensor([[int(expected[0].argmax())]])
+            expected.append(
+                model(input_ids=torch.cat([ids, token], 1), pixel_values=inputs["pixel_values"]).logits[0, -1]
+            )
+        calls.append((embed.execute([token])[0], torch.tensor([ids.shape[1]])))
+        for (call_embeddings, positions), eager in zip(calls, expected):
+            logits = decoder.execute([call_embeddings, positions])[0].reshape(-1)
+            errors.append(float((logits - eager).abs().max() / eager.abs().max()))
+    low, high = SPEED_ERRORS
+    assert low < max(errors) < high, f"relative logit errors {errors}"
+    assert "paged_attention" not in capfd.readouterr().err  # not loaded in the stateful form instead
+
+
+def test_speed_keeps_gemma3s_cache_stateful_and_says_why(tmp_path, caplog):
+    """Gemma 3's attention is not causal over the whole cache: --speed exports it again
+    without paged_attention, with the preset's precisions."""
+    model, processor = gemma3_model_and_processor()
+    model.save_pretrained(tmp_path / "gemma3")
+    processor.save_pretrained(tmp_path / "gemma3")
+    pte = tmp_path / "gemma3.pte"
+    with caplog.at_level("INFO", logger="executorch_openvino.llm.export"):
+        export_main(["--hf", str(tmp_path / "gemma3"), "--output", str(pte), "--max-seq-len", str(CONTEXT), "--speed"])
+    assert "--speed: the KV cache stays in the stateful form" in caplog.text
+    assert "both directions" in caplog.text
+    decoder = method_specs(pte)["text_decoder"]
+    assert (decoder.get("paged_attention", b"0"), decoder.get("kv_cache_precision")) == (b"0", b"u8")
 
 
 def test_gemma3_with_paged_attention_is_refused_naming_why():
