@@ -19,10 +19,11 @@ Each form (``--forms``) is exported both ways from the folder:
   an id no model produces, so that the runner generates exactly ``--new-tokens`` tokens
   as GenAI does with ``ignore_eos``. Engines: "ours default" (f32 inference precision),
   "ours bf16" (``--precision bf16``; skipped where OpenVINO lists no BF16 among the CPU's
-  OPTIMIZATION_CAPABILITIES), "ours speed" (``--speed``: bf16 and a u8 KV cache in
-  OpenVINO's PagedAttention form, prompts included, as GenAI runs them), "ours speed
-  stateful" (``--precision bf16 --kv-cache-precision u8``: the same in the stateful
-  form, ``--speed`` before it took PagedAttention), "ours paged" (``--paged-attention``:
+  OPTIMIZATION_CAPABILITIES), "ours speed" (``--speed``: bf16 and the KV cache GenAI
+  keeps, u8 with 4-bit weights and f16 with fp32 ones, in OpenVINO's PagedAttention
+  form, prompts included, as GenAI runs them), "ours speed stateful" (``--precision
+  bf16 --kv-cache-precision u8``: ``--speed``'s 4-bit settings in the stateful form, as
+  ``--speed`` was before it took PagedAttention and f16 for fp32 weights), "ours paged" (``--paged-attention``:
   the KV cache in PagedAttention form at f32) and "ours bf16 paged" (``--precision bf16
   --paged-attention``, a bf16 cache);
 - GenAI: ``optimum-cli export openvino --task text-generation-with-past`` with

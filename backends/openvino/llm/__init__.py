@@ -1,15 +1,15 @@
 """Exporting decoder LLMs for the OpenVINO delegate and ExecuTorch's LLM runner."""
 
 from .decoder_program import export_llm, runner_metadata
-from .export import SPEED_PRESET
+from .export import speed_preset
 from .huggingface import export_huggingface_llm
 from .weight_compression import WEIGHT_COMPRESSION_FORMS, compile_specs_for_compressed_weights
 
 __all__ = [
-    "SPEED_PRESET",
     "WEIGHT_COMPRESSION_FORMS",
     "compile_specs_for_compressed_weights",
     "export_huggingface_llm",
     "export_llm",
     "runner_metadata",
+    "speed_preset",
 ]

@@ -42,12 +42,22 @@ from .weight_compression import BACKUP_PRECISIONS, WEIGHT_COMPRESSION_FORMS, che
 
 logger = logging.getLogger(__name__)
 
-#: ``--speed``: the settings OpenVINO GenAI runs an LLM with on a CPU, which are the CPU
-#: plugin's own defaults: activations in bf16 (OpenVINO computes in f32 on a CPU without
-#: bf16 units, so the preset is safe everywhere) and the KV cache in u8. Faster than the
-#: defaults, which keep eager's values; how far the logits move is in docs/llm.md. The
-#: command line also asks for paged_attention where it applies (_speed_keeps_the_state).
-SPEED_PRESET: Dict[str, str] = {"inference_precision": "bf16", "kv_cache_precision": "u8"}
+
+def speed_preset(compressed_weights: bool) -> Dict[str, str]:
+    """The compile specs of ``--speed``: the settings OpenVINO GenAI runs an LLM with on a
+    CPU. Activations in bf16 (OpenVINO computes in f32 on a CPU without bf16 units, so
+    the preset is safe everywhere); the KV cache in u8 for compressed weights (the CPU
+    plugin's default) and in f16 for float ones (the ``KV_CACHE_PRECISION`` optimum-intel
+    writes into the runtime options of a model it does not compress, which GenAI applies).
+    Faster than the defaults, which keep eager's values; how far the logits move is in
+    docs/llm.md. The command line also asks for paged_attention where it applies
+    (_speed_keeps_the_state).
+
+    Example::
+
+        specs = openvino_compile_specs(**speed_preset(compressed_weights=True), paged_attention=True)
+    """
+    return {"inference_precision": "bf16", "kv_cache_precision": "u8" if compressed_weights else "f16"}
 
 
 def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool, vocab_size: Optional[int] = None):
@@ -126,9 +136,9 @@ def _parser() -> argparse.ArgumentParser:
         "--speed",
         action="store_true",
         help="OpenVINO GenAI's CPU settings: --precision bf16 (f32 where the CPU has no bf16 units) and "
-        "--kv-cache-precision u8, unless given, and --paged-attention where it applies (CPU, a decoder-only "
-        "LLM or a vision-language text_decoder, without --one-token-model; else it says why); faster, further "
-        "from eager (docs/llm.md#speed)",
+        "--kv-cache-precision u8 with --weight-compression (f16 without), unless given, and --paged-attention "
+        "where it applies (CPU, a decoder-only LLM or a vision-language text_decoder, without --one-token-model; "
+        "else it says why); faster, further from eager (docs/llm.md#speed)",
     )
     parser.add_argument(
         "--weight-compression",
@@ -195,12 +205,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     if options.params and options.max_source_len is not None:
         parser.error("--max-source-len is for --hf encoder-decoders (T5, BART)")
     logging.basicConfig(level=logging.INFO)
-    preset = SPEED_PRESET if options.speed else {}
+    compression = _compression_from(options, parser)
+    preset = speed_preset(compression is not None) if options.speed else {}
     # --speed runs the KV cache in PagedAttention form, as GenAI's LLMPipeline does on a
     # CPU, where that form applies: its prompts fill faster (docs/llm.md#speed).
     speed_pages = options.speed and not options.paged_attention
     if speed_pages:
-        reason = _speed_keeps_the_state(options)
+        reason = _speed_keeps_the_state(options, options.kv_cache_precision or preset["kv_cache_precision"])
         if reason:
             logger.info("--speed: the KV cache stays in the stateful form (no paged_attention): %s", reason)
             speed_pages = False
@@ -215,7 +226,6 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             paged_attention=paged_attention or None,
         )
 
-    compression = _compression_from(options, parser)
     export = _export_huggingface if options.hf else _export_params
     try:
         program = export(options, specs_with(options.paged_attention or speed_pages), compression)
@@ -231,14 +241,16 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         logger.info("wrote %s", options.etrecord)
 
 
-def _speed_keeps_the_state(options: argparse.Namespace) -> Optional[str]:
-    """Why --speed leaves paged_attention off for these flags, or None. What only the
-    export finds (a sliding window, attention OpenVINO does not rewrite) raises
-    PagedAttentionRefused there."""
+def _speed_keeps_the_state(options: argparse.Namespace, cache_precision: str) -> Optional[str]:
+    """Why --speed leaves paged_attention off for these flags and a KV cache in
+    `cache_precision`, or None. What only the export finds (a sliding window, attention
+    OpenVINO does not rewrite) raises PagedAttentionRefused there."""
     if device_type(options.device) != "CPU":
         return f"--device {options.device}: paged_attention runs on CPU"
     if options.one_token_model:
-        return "--one-token-model keeps prompts on the stateful cache, whose values cannot move into u8 blocks"
+        if cache_precision == "u8":
+            return "--one-token-model keeps prompts on the stateful cache, whose values cannot move into u8 blocks"
+        return "--one-token-model keeps prompts on the stateful cache (--paged-attention with it pages decode steps)"
     if options.hf and is_encoder_decoder_folder(options.hf):
         return "an encoder-decoder's text_decoder keeps its caches in the stateful form"
     return None

@@ -343,7 +343,7 @@ def test_speed_keeps_the_decoders_caches_stateful_and_says_why(whisper, tmp_path
     assert (specs.get("paged_attention", b"0"), specs["inference_precision"], specs["kv_cache_precision"]) == (
         b"0",
         b"bf16",
-        b"u8",
+        b"f16",
     )
 
 

@@ -73,10 +73,25 @@ def delegate_specs(output):
 
 
 def test_speed_runs_the_cache_in_paged_form_on_a_cpu(tmp_path):
-    # As OpenVINO GenAI's LLMPipeline runs an LLM on a CPU: bf16, a u8 cache, PagedAttention.
+    # As OpenVINO GenAI's LLMPipeline runs an LLM with float weights on a CPU: bf16, an f16
+    # cache (what optimum-intel's IR of an uncompressed model asks for), PagedAttention.
     params = write_params(tmp_path, **TINY)
     output = tmp_path / "x.pte"
     main(["--params", str(params), "--output", str(output), "--max-seq-len", "16", "--speed"])
+    specs = delegate_specs(output)
+    assert (specs["inference_precision"], specs["kv_cache_precision"]) == (b"bf16", b"f16")
+    assert specs.get("paged_attention") == b"1"
+
+
+def test_speed_keeps_the_cache_of_compressed_weights_in_u8(tmp_path):
+    # The CPU plugin's default cache, which GenAI keeps for compressed weights.
+    pytest.importorskip("nncf", reason="NNCF is installed by the quantization extra")
+    params = write_params(tmp_path, **TINY)
+    output = tmp_path / "x.pte"
+    main(
+        ["--params", str(params), "--output", str(output), "--max-seq-len", "16", "--speed"]
+        + ["--weight-compression", "int8"]
+    )
     specs = delegate_specs(output)
     assert (specs["inference_precision"], specs["kv_cache_precision"]) == (b"bf16", b"u8")
     assert specs.get("paged_attention") == b"1"
