@@ -36,7 +36,7 @@ from ..preprocessing.paged_attention import PagedAttentionRefused
 from .calibration import DATA_AWARE, calibration_inputs, folder_tokenizer, load_tokenizer, read_samples
 from .decoder_program import export_llm
 from .encoder_decoder import export_encoder_decoder, is_encoder_decoder_folder
-from .huggingface import configured_bos_id, export_huggingface_llm, load_model
+from .huggingface import configured_bos_id, export_huggingface_llm, load_model, require_transformers
 from .vision_language import check_supported_folder, export_vision_language, is_vision_language_folder
 from .weight_compression import BACKUP_PRECISIONS, WEIGHT_COMPRESSION_FORMS, check_compression, compression_settings
 
@@ -349,6 +349,7 @@ def _export_huggingface(
                 eos_ids=options.eos_id,
                 generate_etrecord=options.etrecord is not None,
             )
+        _refuse_audio_language(options.hf)
         if options.max_source_len is not None:
             raise SystemExit("--max-source-len is for encoder-decoders (T5, BART), not this decoder-only model")
         if compression and compression.get("dataset") is not None:
@@ -365,6 +366,22 @@ def _export_huggingface(
         )
     except (ImportError, FileNotFoundError) as error:
         raise SystemExit(str(error)) from None
+
+
+def _refuse_audio_language(folder: Path) -> None:
+    """Exits naming an audio-language folder (Voxtral: an audio encoder beside a text
+    model), whose layout adds an ``audio_encoder`` method this export does not write,
+    before transformers' causal-LM loader fails on it with a list of every decoder it
+    knows."""
+    if not (Path(folder) / "config.json").is_file():
+        return  # the loader names the missing file
+    config = require_transformers().AutoConfig.from_pretrained(Path(folder))
+    if getattr(config, "audio_config", None) is not None and getattr(config, "text_config", None) is not None:
+        raise SystemExit(
+            f"audio-language model type {config.model_type!r} is not supported: --hf takes decoder-only LLMs, "
+            "encoder-decoders (Whisper, T5, BART, Marian) and vision-language models (LLaVA, Gemma 3) "
+            "(docs/huggingface.md)"
+        )
 
 
 def _export_vision_language(

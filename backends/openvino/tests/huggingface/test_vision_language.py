@@ -453,6 +453,17 @@ def test_a_vision_language_model_of_another_type_is_refused_naming_the_supported
         export_main(["--hf", str(tmp_path), "--output", str(tmp_path / "model.pte")])
 
 
+def test_an_audio_language_folder_is_refused_naming_what_the_export_takes(tmp_path):
+    """Voxtral (an audio encoder beside a Llama) would need an audio_encoder method, which
+    the export does not write: refused before loading any weight."""
+    config = transformers.VoxtralConfig(
+        audio_config=transformers.VoxtralEncoderConfig(num_hidden_layers=1), text_config=transformers.LlamaConfig()
+    )
+    config.save_pretrained(tmp_path)
+    with pytest.raises(SystemExit, match=r"audio-language model type 'voxtral' is not supported.*LLaVA, Gemma 3"):
+        export_main(["--hf", str(tmp_path), "--output", str(tmp_path / "model.pte")])
+
+
 class WidenedMaskAttention(torch.nn.Module):
     """One attention layer over a cache written at input_pos, whose causal mask rows are
     ORed with rows that also show the positions after the call's, still empty."""
