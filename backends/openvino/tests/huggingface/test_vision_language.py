@@ -222,7 +222,9 @@ def test_gemma3_stores_the_embedding_token_embedding_and_its_tied_output_project
     assert vlm["pte"].read_bytes().count(table) == 1
 
 
-def test_the_runner_answers_like_transformers_for_two_images_through_generate_hf(vlm):
+def assert_runner_answers_like_transformers_for_two_images(vlm) -> None:
+    """One MultimodalRunner, two images through ``generate_hf`` (``reset()`` between): the
+    pieces of transformers' greedy ``generate``, and not one answer for both."""
     from executorch.extension.llm.runner import MultimodalRunner
 
     runner = MultimodalRunner(str(vlm["pte"]), str(vlm["folder"] / "tokenizer.json"))
@@ -236,6 +238,10 @@ def test_the_runner_answers_like_transformers_for_two_images_through_generate_hf
         assert pieces == transformers_answer(vlm, inputs)
         answers.append(pieces)
     assert answers[0] != answers[1], "both images gave one answer: the test would show nothing"
+
+
+def test_the_runner_answers_like_transformers_for_two_images_through_generate_hf(vlm):
+    assert_runner_answers_like_transformers_for_two_images(vlm)
 
 
 def test_the_runner_answers_like_transformers_through_generate_with_multimodal_inputs(vlm):
@@ -293,20 +299,8 @@ def test_paged_attention_is_asked_of_the_text_decoder_alone(paged_llava):
 def test_paged_attention_runner_answers_like_transformers_for_two_images(paged_llava, capfd):
     """The image's embeddings and the text around them are prefilled in PagedAttention form
     (a dynamic-length export runs every call in it), then decoded one token a call."""
-    from executorch.extension.llm.runner import MultimodalRunner
-
     capfd.readouterr()
-    runner = MultimodalRunner(str(paged_llava["pte"]), str(paged_llava["folder"] / "tokenizer.json"))
-    answers = []
-    for image in images():
-        inputs = paged_llava["processor"](images=image, text=paged_llava["prompt"], return_tensors="pt")
-        pieces: List[str] = []
-        image_token = paged_llava["model"].config.image_token_index
-        runner.generate_hf(inputs, config(), image_token_id=image_token, token_callback=pieces.append)
-        runner.reset()
-        assert pieces == transformers_answer(paged_llava, inputs)
-        answers.append(pieces)
-    assert answers[0] != answers[1], "both images gave one answer: the test would show nothing"
+    assert_runner_answers_like_transformers_for_two_images(paged_llava)
     # The load kept the paged form: it logs why when it falls back to the stateful one.
     assert "paged_attention" not in capfd.readouterr().err
 
