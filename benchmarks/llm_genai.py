@@ -17,15 +17,13 @@ Each form (``--forms``) is exported both ways from the folder:
 - ours: ``python -m executorch_openvino.llm.export --hf DIR --max-seq-len 1024
   --eos-id V`` (``--context`` sets the 1024) (``--weight-compression int4`` for int4), where V is the vocabulary size,
   an id no model produces, so that the runner generates exactly ``--new-tokens`` tokens
-  as GenAI does with ``ignore_eos``. Engines: "ours default" (f32 inference precision),
-  "ours bf16" (``--precision bf16``; skipped where OpenVINO lists no BF16 among the CPU's
-  OPTIMIZATION_CAPABILITIES), "ours speed" (``--speed``: bf16 and the KV cache GenAI
-  keeps, u8 with 4-bit weights and f16 with fp32 ones, in OpenVINO's PagedAttention
-  form, prompts included, as GenAI runs them), "ours speed stateful" (``--precision
-  bf16 --kv-cache-precision u8``: ``--speed``'s 4-bit settings in the stateful form, as
-  ``--speed`` was before it took PagedAttention and f16 for fp32 weights), "ours paged" (``--paged-attention``:
-  the KV cache in PagedAttention form at f32) and "ours bf16 paged" (``--precision bf16
-  --paged-attention``, a bf16 cache);
+  as GenAI does with ``ignore_eos``. Engines: "ours default" (f32 inference precision,
+  the KV cache in OpenVINO's PagedAttention form, prompts included, as GenAI runs it:
+  the export's default), "ours stateful" (``--no-paged-attention``: the KV cache as
+  OpenVINO state), "ours bf16" (``--precision bf16``, a bf16 cache; skipped where
+  OpenVINO lists no BF16 among the CPU's OPTIMIZATION_CAPABILITIES), "ours speed"
+  (``--speed``: bf16 and the KV cache GenAI keeps, u8 with 4-bit weights and f16 with
+  fp32 ones) and "ours speed stateful" (``--speed --no-paged-attention``);
 - GenAI: ``optimum-cli export openvino --task text-generation-with-past`` with
   ``--weight-format int4 --sym --group-size 128 --ratio 1.0 --all-layers`` (the same
   4-bit form as ours) or ``--weight-format fp32`` (``--genai-dir FORM=DIR`` reuses an
@@ -74,8 +72,7 @@ Measured, for each form and engine:
 
 Targets (ratios of times, ours / GenAI): int4 at defaults (ours default against GenAI
 default), first token and decode <= 1.0x; fp32 exact (ours default against GenAI f32)
-<= 1.0x; the speed preset (ours speed against GenAI default) <= 1.0x; ours paged against
-GenAI f32 and ours bf16 paged against GenAI default <= 1.0x; peak memory of
+<= 1.0x; the speed preset (ours speed against GenAI default) <= 1.0x; peak memory of
 ours <= 1.1x that of the GenAI engine it is compared with, both the process's peak and
 its growth over its imports (what a C++ application of ours, which holds no torch, adds).
 ExecuTorch's runner logs every generation to stderr; the tables go to stdout.
@@ -151,11 +148,10 @@ class Engine:
 
 ENGINES = (
     Engine("ours default", True),
+    Engine("ours stateful", True, ("--no-paged-attention",)),
     Engine("ours bf16", True, ("--precision", "bf16"), needs_bf16=True),
     Engine("ours speed", True, ("--speed",)),
-    Engine("ours speed stateful", True, ("--precision", "bf16", "--kv-cache-precision", "u8")),
-    Engine("ours paged", True, ("--paged-attention",)),
-    Engine("ours bf16 paged", True, ("--precision", "bf16", "--paged-attention"), needs_bf16=True),
+    Engine("ours speed stateful", True, ("--speed", "--no-paged-attention")),
     Engine("GenAI default", False),
     Engine("GenAI f32", False, properties=(("INFERENCE_PRECISION_HINT", "f32"),)),
     Engine("GenAI f32, f32 KV", False, properties=(("INFERENCE_PRECISION_HINT", "f32"), ("KV_CACHE_PRECISION", "f32"))),
@@ -167,8 +163,6 @@ TIME_TARGETS = (
     ("int4 at defaults", "int4", "ours default", "GenAI default"),
     ("fp32 exact", "fp32", "ours default", "GenAI f32"),
     ("speed preset", None, "ours speed", "GenAI default"),
-    ("paged attention, f32", None, "ours paged", "GenAI f32"),
-    ("paged attention, bf16", None, "ours bf16 paged", "GenAI default"),
 )
 
 

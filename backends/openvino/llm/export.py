@@ -50,8 +50,8 @@ def speed_preset(compressed_weights: bool) -> Dict[str, str]:
     plugin's default) and in f16 for float ones (the ``KV_CACHE_PRECISION`` optimum-intel
     writes into the runtime options of a model it does not compress, which GenAI applies).
     Faster than the defaults, which keep eager's values; how far the logits move is in
-    docs/llm.md. The command line also asks for paged_attention where it applies
-    (_speed_keeps_the_state).
+    docs/llm.md. GenAI's PagedAttention form is the command line's default where it
+    applies (_paged_by_default); in Python add ``paged_attention=True`` where the model allows it.
 
     Example::
 
@@ -119,11 +119,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--paged-attention",
-        action="store_true",
-        help="keep the KV cache in OpenVINO's PagedAttention form: long prompts fill faster, and going back to "
-        "an earlier position costs a step (CPU; not for models with a sliding window or Gemma 3; a "
-        "vision-language model's text_decoder; with --one-token-model only decode steps use it, and the cache "
-        "not in u8)",
+        action=argparse.BooleanOptionalAction,
+        help="keep the KV cache in OpenVINO's PagedAttention form, as OpenVINO GenAI's LLMPipeline does on a CPU: "
+        "long prompts fill faster, decode steps take the same time, and going back costs a step. Without either "
+        "flag it is on where it applies (CPU, a decoder-only LLM or a vision-language text_decoder, without "
+        "--one-token-model, no sliding window; else the export says why) and the model cache leaves it out; "
+        "--paged-attention asks for it (refused where it does not apply; with --one-token-model only decode steps "
+        "use it, and the cache not in u8), --no-paged-attention keeps the stateful form",
     )
     parser.add_argument("--device", default="CPU")
     parser.add_argument("--precision", choices=["f32", "bf16", "f16"], help="OpenVINO inference precision")
@@ -135,10 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--speed",
         action="store_true",
-        help="OpenVINO GenAI's CPU settings: --precision bf16 (f32 where the CPU has no bf16 units) and "
-        "--kv-cache-precision u8 with --weight-compression (f16 without), unless given, and --paged-attention "
-        "where it applies (CPU, a decoder-only LLM or a vision-language text_decoder, without --one-token-model; "
-        "else it says why); faster, further from eager (docs/llm.md#speed)",
+        help="OpenVINO GenAI's CPU precisions: --precision bf16 (f32 where the CPU has no bf16 units) and "
+        "--kv-cache-precision u8 with --weight-compression (f16 without), unless given; faster, further from "
+        "eager (docs/llm.md#speed)",
     )
     parser.add_argument(
         "--weight-compression",
@@ -207,32 +208,26 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     logging.basicConfig(level=logging.INFO)
     compression = _compression_from(options, parser)
     preset = speed_preset(compression is not None) if options.speed else {}
-    # --speed runs the KV cache in PagedAttention form, as GenAI's LLMPipeline does on a
-    # CPU, where that form applies: its prompts fill faster (docs/llm.md#speed).
-    speed_pages = options.speed and not options.paged_attention
-    if speed_pages:
-        reason = _speed_keeps_the_state(options, options.kv_cache_precision or preset["kv_cache_precision"])
-        if reason:
-            logger.info("--speed: the KV cache stays in the stateful form (no paged_attention): %s", reason)
-            speed_pages = False
+    cache_precision = options.kv_cache_precision or preset.get("kv_cache_precision")
 
     def specs_with(paged_attention: bool) -> List[CompileSpec]:
         return openvino_compile_specs(
             device=options.device,
             inference_precision=options.precision or preset.get("inference_precision"),
-            kv_cache_precision=options.kv_cache_precision or preset.get("kv_cache_precision"),
+            kv_cache_precision=cache_precision,
             dynamic_quantization_group_size=options.dynamic_quantization_group_size,
             one_token_model=options.one_token_model or None,
             paged_attention=paged_attention or None,
         )
 
     export = _export_huggingface if options.hf else _export_params
+    paged = _paged_by_default(options, cache_precision) if options.paged_attention is None else options.paged_attention
     try:
-        program = export(options, specs_with(options.paged_attention or speed_pages), compression)
+        program = export(options, specs_with(paged), compression)
     except PagedAttentionRefused as refused:
-        if not speed_pages:
+        if options.paged_attention or not paged:
             raise
-        logger.info("--speed: the KV cache stays in the stateful form (no paged_attention): %s", refused)
+        logger.info("the KV cache stays in the stateful form (no paged_attention): %s", refused)
         program = export(options, specs_with(False), compression)
     options.output.write_bytes(program.buffer)
     logger.info("wrote %s (%.1f MB)", options.output, len(program.buffer) / 1e6)
@@ -241,19 +236,32 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         logger.info("wrote %s", options.etrecord)
 
 
-def _speed_keeps_the_state(options: argparse.Namespace, cache_precision: str) -> Optional[str]:
-    """Why --speed leaves paged_attention off for these flags and a KV cache in
-    `cache_precision`, or None. What only the export finds (a sliding window, attention
-    OpenVINO does not rewrite) raises PagedAttentionRefused there."""
+def _paged_by_default(options: argparse.Namespace, cache_precision: Optional[str]) -> bool:
+    """Whether the KV cache goes into PagedAttention form when neither --paged-attention nor
+    --no-paged-attention is given: where it applies, as OpenVINO GenAI's LLMPipeline runs an
+    LLM on a CPU. At f32 it computes the stateful form's values, fills long prompts faster
+    and decodes in the same time (docs/llm.md#pagedattention). Logs at INFO why not, where
+    the flags say; what only the export finds (a sliding window, attention OpenVINO does not
+    rewrite) raises PagedAttentionRefused there, and main exports again without it."""
+    reason = None
     if device_type(options.device) != "CPU":
-        return f"--device {options.device}: paged_attention runs on CPU"
-    if options.one_token_model:
-        if cache_precision == "u8":
-            return "--one-token-model keeps prompts on the stateful cache, whose values cannot move into u8 blocks"
-        return "--one-token-model keeps prompts on the stateful cache (--paged-attention with it pages decode steps)"
-    if options.hf and is_encoder_decoder_folder(options.hf):
-        return "an encoder-decoder's text_decoder keeps its caches in the stateful form"
-    return None
+        reason = f"--device {options.device}: paged_attention runs on CPU"
+    elif options.one_token_model and cache_precision == "u8":
+        reason = "--one-token-model keeps prompts on the stateful cache, whose values cannot move into u8 blocks"
+    elif options.one_token_model:
+        reason = "--one-token-model keeps prompts on the stateful cache (--paged-attention with it pages decode steps)"
+    elif options.hf and _is_encoder_decoder(options.hf):
+        reason = "an encoder-decoder's text_decoder keeps its caches in the stateful form"
+    if reason:
+        logger.info("the KV cache stays in the stateful form (no paged_attention): %s", reason)
+    return reason is None
+
+
+def _is_encoder_decoder(folder: Path) -> bool:
+    try:
+        return is_encoder_decoder_folder(folder)
+    except (ImportError, FileNotFoundError) as error:  # as _export_huggingface says them
+        raise SystemExit(str(error)) from None
 
 
 def _flags_from_llm_config(argv: List[str]) -> List[str]:

@@ -23,7 +23,8 @@ _EMBEDDINGS_NAME = "inputs_embeds"
 
 class PagedAttentionRefused(ValueError):
     """The compile spec paged_attention cannot apply to this delegate or model, and why:
-    the export's ``--speed`` catches it to export in the stateful form instead."""
+    the export command, which turns the form on by default, catches it to export in the
+    stateful form instead."""
 
 
 def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:

@@ -326,8 +326,9 @@ def test_decoder_only_flags_are_refused_for_an_encoder_decoder(whisper, tmp_path
 
 
 def test_speed_keeps_the_decoders_caches_stateful_and_says_why(whisper, tmp_path, caplog):
-    """--speed's precisions apply; its PagedAttention form is for decoder-only LLMs and
-    vision-language text decoders, not for a decoder with cross-attention caches."""
+    """--speed's precisions apply; the export's default PagedAttention form is for
+    decoder-only LLMs and vision-language text decoders, not for a decoder with
+    cross-attention caches."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     pte = tmp_path / "whisper_speed.pte"
@@ -335,7 +336,7 @@ def test_speed_keeps_the_decoders_caches_stateful_and_says_why(whisper, tmp_path
         export_main(
             ["--hf", str(whisper["folder"]), "--output", str(pte), "--max-seq-len", str(MAX_SEQ_LEN), "--speed"]
         )
-    assert "--speed: the KV cache stays in the stateful form" in caplog.text
+    assert "the KV cache stays in the stateful form" in caplog.text
     assert "an encoder-decoder's text_decoder keeps its caches in the stateful form" in caplog.text
     program = deserialize_pte_binary(pte.read_bytes()).program
     [plan] = [plan for plan in program.execution_plan if plan.name == "text_decoder"]

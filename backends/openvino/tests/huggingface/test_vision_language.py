@@ -359,16 +359,16 @@ def test_speed_logits_stay_near_transformers_for_two_images_through_one_loaded_d
     assert "paged_attention" not in capfd.readouterr().err  # not loaded in the stateful form instead
 
 
-def test_speed_keeps_gemma3s_cache_stateful_and_says_why(tmp_path, caplog):
-    """Gemma 3's attention is not causal over the whole cache: --speed exports it again
-    without paged_attention, with the preset's precisions."""
+def test_gemma3s_cache_stays_stateful_with_the_speed_precisions_and_says_why(tmp_path, caplog):
+    """Gemma 3's attention is not causal over the whole cache: the export, whose default
+    form is paged_attention, exports it again without, with --speed's precisions."""
     model, processor = gemma3_model_and_processor()
     model.save_pretrained(tmp_path / "gemma3")
     processor.save_pretrained(tmp_path / "gemma3")
     pte = tmp_path / "gemma3.pte"
     with caplog.at_level("INFO", logger="executorch_openvino.llm.export"):
         export_main(["--hf", str(tmp_path / "gemma3"), "--output", str(pte), "--max-seq-len", str(CONTEXT), "--speed"])
-    assert "--speed: the KV cache stays in the stateful form" in caplog.text
+    assert "the KV cache stays in the stateful form" in caplog.text
     assert "both directions" in caplog.text
     decoder = method_specs(pte)["text_decoder"]
     assert (decoder.get("paged_attention", b"0"), decoder.get("kv_cache_precision")) == (b"0", b"f16")

@@ -72,9 +72,26 @@ def delegate_specs(output):
     return {spec.key: spec.value for spec in plan.delegates[0].compile_specs}
 
 
-def test_speed_runs_the_cache_in_paged_form_on_a_cpu(tmp_path):
-    # As OpenVINO GenAI's LLMPipeline runs an LLM with float weights on a CPU: bf16, an f16
-    # cache (what optimum-intel's IR of an uncompressed model asks for), PagedAttention.
+def test_the_kv_cache_is_in_paged_form_by_default_on_a_cpu(tmp_path):
+    # As OpenVINO GenAI's LLMPipeline runs an LLM on a CPU; at f32 it computes the stateful
+    # form's values (tests/llm/test_paged_attention.py).
+    params = write_params(tmp_path, **TINY)
+    output = tmp_path / "x.pte"
+    main(["--params", str(params), "--output", str(output), "--max-seq-len", "16"])
+    specs = delegate_specs(output)
+    assert specs.get("paged_attention") == b"1"
+    assert "inference_precision" not in specs and "kv_cache_precision" not in specs
+
+
+def test_no_paged_attention_keeps_the_cache_as_state(tmp_path):
+    params = write_params(tmp_path, **TINY)
+    output = tmp_path / "x.pte"
+    main(["--params", str(params), "--output", str(output), "--max-seq-len", "16", "--no-paged-attention"])
+    assert delegate_specs(output).get("paged_attention", b"0") == b"0"
+
+
+def test_speed_takes_genais_precisions_for_float_weights(tmp_path):
+    # bf16, and an f16 cache: what optimum-intel's IR of an uncompressed model asks for.
     params = write_params(tmp_path, **TINY)
     output = tmp_path / "x.pte"
     main(["--params", str(params), "--output", str(output), "--max-seq-len", "16", "--speed"])
@@ -97,21 +114,27 @@ def test_speed_keeps_the_cache_of_compressed_weights_in_u8(tmp_path):
     assert specs.get("paged_attention") == b"1"
 
 
-def test_speed_with_one_token_model_keeps_the_state_and_says_why(tmp_path, caplog):
+def test_one_token_model_keeps_the_cache_as_state_and_says_why(tmp_path, caplog):
     params = write_params(tmp_path, **TINY)
     output = tmp_path / "x.pte"
     with caplog.at_level("INFO", logger="executorch_openvino.llm.export"):
         main(["--params", str(params), "--output", str(output), "--max-seq-len", "16", "--speed", "--one-token-model"])
-    assert "--speed: the KV cache stays in the stateful form" in caplog.text
+    assert "the KV cache stays in the stateful form" in caplog.text
     assert "--one-token-model keeps prompts on the stateful cache" in caplog.text
     assert delegate_specs(output).get("paged_attention", b"0") == b"0"
 
 
-def test_speed_keeps_the_state_for_a_sliding_window_and_says_why(tmp_path, caplog):
+def test_a_sliding_window_keeps_the_cache_as_state_and_says_why(tmp_path, caplog):
     # Found by the export (export_llm refuses paged_attention for it): exported again without.
     params = write_params(tmp_path, **TINY, sliding_window=8)
     output = tmp_path / "x.pte"
     with caplog.at_level("INFO", logger="executorch_openvino.llm.export"):
-        main(["--params", str(params), "--output", str(output), "--max-seq-len", "16", "--static-shape", "--speed"])
+        main(["--params", str(params), "--output", str(output), "--max-seq-len", "16", "--static-shape"])
     assert "paged_attention does not keep a sliding window (sliding_window=8)" in caplog.text
     assert delegate_specs(output).get("paged_attention", b"0") == b"0"
+
+
+def test_paged_attention_asked_for_a_sliding_window_is_refused(tmp_path):
+    params = write_params(tmp_path, **TINY, sliding_window=8)
+    with pytest.raises(ValueError, match="paged_attention does not keep a sliding window"):
+        main(["--params", str(params), "--output", str(tmp_path / "x.pte"), "--static-shape", "--paged-attention"])
