@@ -23,7 +23,8 @@ Each form (``--forms``) is exported both ways from the folder:
   OpenVINO state), "ours bf16" (``--precision bf16``, a bf16 cache; skipped where
   OpenVINO lists no BF16 among the CPU's OPTIMIZATION_CAPABILITIES), "ours speed"
   (``--speed``: bf16 and the KV cache GenAI keeps, u8 with 4-bit weights and f16 with
-  fp32 ones) and "ours speed stateful" (``--speed --no-paged-attention``);
+  fp32 ones), "ours speed stateful" (``--speed --no-paged-attention``) and "ours f16
+  cache" (``--kv-cache-precision f16``: GenAI f32's settings on an fp32 IR);
 - GenAI: ``optimum-cli export openvino --task text-generation-with-past`` with
   ``--weight-format int4 --sym --group-size 128 --ratio 1.0 --all-layers`` (the same
   4-bit form as ours) or ``--weight-format fp32`` (``--genai-dir FORM=DIR`` reuses an
@@ -152,6 +153,7 @@ ENGINES = (
     Engine("ours bf16", True, ("--precision", "bf16"), needs_bf16=True),
     Engine("ours speed", True, ("--speed",)),
     Engine("ours speed stateful", True, ("--speed", "--no-paged-attention")),
+    Engine("ours f16 cache", True, ("--kv-cache-precision", "f16")),
     Engine("GenAI default", False),
     Engine("GenAI f32", False, properties=(("INFERENCE_PRECISION_HINT", "f32"),)),
     Engine("GenAI f32, f32 KV", False, properties=(("INFERENCE_PRECISION_HINT", "f32"), ("KV_CACHE_PRECISION", "f32"))),
