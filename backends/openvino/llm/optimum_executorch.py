@@ -1,7 +1,8 @@
 """The ``openvino`` recipe of optimum-executorch: ``--recipe openvino`` writes the .pte
 that ``python -m executorch_openvino.llm.export --hf DIR`` writes, which ExecuTorch's
-LLM runner (``TextLLMRunner``) generates with, each op in OpenVINO and the KV cache
-OpenVINO state that grows by concatenation.
+LLM runner (``TextLLMRunner``) generates with, each op in OpenVINO and the KV cache in
+OpenVINO's PagedAttention form where it applies (else OpenVINO state that grows by
+concatenation), as the command's default.
 
 Importing this module registers the recipe in optimum-executorch's registry
 (``optimum.exporters.executorch.recipe_registry``). optimum-executorch 1.1.0 has no
@@ -42,6 +43,9 @@ import logging
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
+from ..compile_specs import openvino_compile_specs
+from ..preprocessing.paged_attention import PagedAttentionRefused
+
 try:
     from optimum.exporters.executorch.recipe_registry import recipe_registry, register_recipe
 except ImportError as error:  # optimum-executorch pins transformers==5.0.0rc1: a venv of its own
@@ -70,7 +74,9 @@ def export_to_executorch_with_openvino(
 
     Args:
         model: what optimum's ``text-generation`` task made (``CausalLMExportableModule``).
-        compile_specs: from ``openvino_compile_specs(...)`` (device, precision, cache).
+        compile_specs: from ``openvino_compile_specs(...)`` (device, precision, cache), taken
+            as given; without them, the export command's default: ``paged_attention``
+            where the model allows it.
         weight_compression: as :func:`export_huggingface_llm`'s (``"int4"``, ``"int8"``...;
             the ``quantization`` extra, NNCF).
     """
@@ -96,15 +102,27 @@ def export_to_executorch_with_openvino(
             eager.set_attn_implementation("sdpa")
     generation_config = _folder_generation_config(eager)
     sources = [generation_config] if generation_config is not None else []
-    program = export_huggingface_llm(
-        eager,
-        max_seq_len=model.metadata["get_max_seq_len"],
-        dynamic_shape=not model.disable_dynamic_shapes,
-        compile_specs=compile_specs,
-        weight_compression=weight_compression,
-        bos_id=_first_id(sources, "bos_token_id", lambda: configured_bos_id(eager)),
-        eos_ids=_eos_ids(sources, lambda: configured_eos_ids(eager)),
-    )
+
+    def export(specs: Optional[List[Any]]) -> Any:
+        return export_huggingface_llm(
+            eager,
+            max_seq_len=model.metadata["get_max_seq_len"],
+            dynamic_shape=not model.disable_dynamic_shapes,
+            compile_specs=specs,
+            weight_compression=weight_compression,
+            bos_id=_first_id(sources, "bos_token_id", lambda: configured_bos_id(eager)),
+            eos_ids=_eos_ids(sources, lambda: configured_eos_ids(eager)),
+        )
+
+    if compile_specs is not None:
+        return {"model": export(compile_specs)}
+    # The export command's default (export.py, _paged_by_default): the KV cache in
+    # PagedAttention form where it applies, else as state.
+    try:
+        program = export(openvino_compile_specs(paged_attention=True))
+    except PagedAttentionRefused as refused:
+        logger.info("the KV cache stays in the stateful form (no paged_attention): %s", refused)
+        program = export(None)
     return {"model": program}
 
 

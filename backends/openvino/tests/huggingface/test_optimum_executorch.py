@@ -154,6 +154,14 @@ def test_command_logs_the_cache_as_state_that_grows(exported):
     assert "OpenVINO delegate: 4 KV cache(s) of 48 positions grow by concatenation" in log
 
 
+def test_the_kv_cache_is_in_paged_form_as_the_export_commands_default(exported):
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    program = deserialize_pte_binary(exported[1].read_bytes()).program
+    [plan] = [plan for plan in program.execution_plan if plan.name == "forward"]
+    assert {spec.key: spec.value for spec in plan.delegates[0].compile_specs}.get("paged_attention") == b"1"
+
+
 def test_logits_and_greedy_tokens_are_transformers_through_one_loaded_method(exported):
     """Two prompts through one loaded ``forward``, each from position 0 (the delegate
     empties its cache there): the prompt's last logits, then one token a call."""
