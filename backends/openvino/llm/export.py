@@ -25,7 +25,7 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
 
 import torch
 from executorch.exir import ExecutorchProgramManager
@@ -41,6 +41,9 @@ from .vision_language import check_supported_folder, export_vision_language, is_
 from .weight_compression import BACKUP_PRECISIONS, WEIGHT_COMPRESSION_FORMS, check_compression, compression_settings
 
 logger = logging.getLogger(__name__)
+
+_STATEFUL_BECAUSE = "the KV cache stays in the stateful form (no paged_attention): %s"
+T = TypeVar("T")
 
 
 def speed_preset(compressed_weights: bool) -> Dict[str, str]:
@@ -221,14 +224,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         )
 
     export = _export_huggingface if options.hf else _export_params
-    paged = _paged_by_default(options, cache_precision) if options.paged_attention is None else options.paged_attention
-    try:
-        program = export(options, specs_with(paged), compression)
-    except PagedAttentionRefused as refused:
-        if options.paged_attention or not paged:
-            raise
-        logger.info("the KV cache stays in the stateful form (no paged_attention): %s", refused)
-        program = export(options, specs_with(False), compression)
+    if options.paged_attention is not None:  # asked for or against: no falling back
+        program = export(options, specs_with(options.paged_attention), compression)
+    else:
+        program = paged_where_it_applies(
+            lambda paged: export(options, specs_with(paged), compression),
+            _paged_by_default(options, cache_precision),
+        )
     options.output.write_bytes(program.buffer)
     logger.info("wrote %s (%.1f MB)", options.output, len(program.buffer) / 1e6)
     if options.etrecord is not None:
@@ -253,8 +255,22 @@ def _paged_by_default(options: argparse.Namespace, cache_precision: Optional[str
     elif options.hf and _is_encoder_decoder(options.hf):
         reason = "an encoder-decoder's text_decoder keeps its caches in the stateful form"
     if reason:
-        logger.info("the KV cache stays in the stateful form (no paged_attention): %s", reason)
+        logger.info(_STATEFUL_BECAUSE, reason)
     return reason is None
+
+
+def paged_where_it_applies(export: Callable[[bool], T], paged: bool = True) -> T:
+    """``export(paged_attention)`` in the export command's default form: ``export(True)``
+    when `paged`, and ``export(False)`` with an INFO line saying why when the export
+    refuses the form (PagedAttentionRefused: a sliding window, Gemma 3's attention, a
+    shared embedding table) or `paged` is False."""
+    if not paged:
+        return export(False)
+    try:
+        return export(True)
+    except PagedAttentionRefused as refused:
+        logger.info(_STATEFUL_BECAUSE, refused)
+        return export(False)
 
 
 def _is_encoder_decoder(folder: Path) -> bool:

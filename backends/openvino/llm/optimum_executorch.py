@@ -44,7 +44,7 @@ import sys
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..compile_specs import openvino_compile_specs
-from ..preprocessing.paged_attention import PagedAttentionRefused
+from .export import paged_where_it_applies
 
 try:
     from optimum.exporters.executorch.recipe_registry import recipe_registry, register_recipe
@@ -116,14 +116,9 @@ def export_to_executorch_with_openvino(
 
     if compile_specs is not None:
         return {"model": export(compile_specs)}
-    # The export command's default (export.py, _paged_by_default): the KV cache in
-    # PagedAttention form where it applies, else as state.
-    try:
-        program = export(openvino_compile_specs(paged_attention=True))
-    except PagedAttentionRefused as refused:
-        logger.info("the KV cache stays in the stateful form (no paged_attention): %s", refused)
-        program = export(None)
-    return {"model": program}
+    # The export command's default: the KV cache in PagedAttention form where it applies.
+    paged_specs = openvino_compile_specs(paged_attention=True)
+    return {"model": paged_where_it_applies(lambda paged: export(paged_specs if paged else None))}
 
 
 def _folder_generation_config(eager: Any) -> Any:
