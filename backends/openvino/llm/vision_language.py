@@ -44,7 +44,7 @@ from executorch.exir.backend.compile_spec_schema import CompileSpec
 from executorch.exir.backend.partitioner import DelegationSpec
 from torch.export import ExportedProgram
 
-from ..compile_specs import PAGED_ATTENTION, SHARED_WEIGHTS, parse_compile_specs, with_defaults
+from ..compile_specs import PAGED_ATTENTION, parse_compile_specs, with_defaults
 from ..partitioner import OpenvinoPartitioner
 from ..preprocessing.paged_attention import PagedAttentionRefused
 from .decoder_program import modules_in_eval_mode, program_reading_inputs_in_place
@@ -198,7 +198,7 @@ def export_vision_language(
             embeddings and the generated tokens.
         compile_specs: from ``openvino_compile_specs(...)``; ``paged_attention`` applies
             to ``text_decoder`` (refused for models whose attention is not causal over the
-            whole cache, :func:`check_paged_attention_fits`, and for a tied embedding),
+            whole cache, :func:`check_paged_attention_fits`),
             ``one_token_model`` is refused.
         weight_compression: as :func:`~executorch_openvino.llm.export.export_llm`'s
             (data-free), applied to every method.
@@ -237,8 +237,6 @@ def export_vision_language(
             partitioner=[_CachePartitioner(specs)],
             constant_methods=runner_metadata(model, max_seq_len, bos, eos),
         )
-    if options.paged_attention:
-        _check_paged_decoder_reads_its_own_weights(edge)
     return program_reading_inputs_in_place(edge)
 
 
@@ -267,22 +265,6 @@ def check_paged_attention_fits(model: torch.nn.Module, decoder: EmbeddingsDecode
             f"{' and '.join(reasons)}, while OpenVINO's PagedAttention attends causally over the whole cache; "
             "export this model without paged_attention"
         )
-
-
-def _check_paged_decoder_reads_its_own_weights(edge: Any) -> None:
-    """Raises PagedAttentionRefused when the text decoder's delegate asks for
-    paged_attention and reads weights stored once for several methods (an embedding
-    tied to the output projection, partition/shared_weights.py): the runtime makes the
-    PagedAttention form from the IR alone, without the program's named data, so it
-    would load the stateful form instead."""
-    for _, module in edge.exported_program(DECODER_METHOD).graph_module.named_children():
-        specs = {spec.key: spec.value for spec in getattr(module, "compile_specs", ())}
-        if specs.get(PAGED_ATTENTION) == b"1" and SHARED_WEIGHTS in specs:
-            raise PagedAttentionRefused(
-                "export_vision_language: paged_attention cannot be kept by this model's text decoder: it reads "
-                "weights another method reads too (an embedding tied to the output projection), which the program "
-                "stores once and the PagedAttention form does not load; export this model without paged_attention"
-            )
 
 
 class _CachePartitioner(OpenvinoPartitioner):

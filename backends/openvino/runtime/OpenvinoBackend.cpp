@@ -95,17 +95,26 @@ struct Loaded {
   bool borrows_blob;
 };
 
-// The blob's IR itself, compiled (compile_through_cache.h); a blob with named
-// weights (named_weights.h) first gets them from `named_data`, kept in `buffers`.
+// The verified IR, with the weights a blob keeps in the program's named data
+// (named_weights.h) taken from `named_data` and kept in `buffers`.
+Result<std::shared_ptr<ov::Model>> read_with_named_weights(ov::Core& core, const VerifiedIr& verified,
+                                                           const NamedDataMap* named_data,
+                                                           NamedWeightBuffers& buffers) {
+  std::shared_ptr<ov::Model> model = read_verified_ir(core, verified);
+  if (verified.blob().has_named_weights()) {
+    ET_CHECK_OK_OR_RETURN_ERROR(put_named_weights(*model, named_data, buffers));
+  }
+  return model;
+}
+
+// The blob's IR itself, compiled (compile_through_cache.h).
 Result<CompiledForm> compile_blob(BlobIr& ir, const CompileSettings& options, const NamedDataMap* named_data,
                                   NamedWeightBuffers& buffers) {
   ov::Core& core = shared_core();
   IrForm form;
   if (ir.blob().has_named_weights()) {
-    form.derive = [&core, named_data, &buffers](const VerifiedIr& verified) -> Result<std::shared_ptr<ov::Model>> {
-      std::shared_ptr<ov::Model> model = read_verified_ir(core, verified);
-      ET_CHECK_OK_OR_RETURN_ERROR(put_named_weights(*model, named_data, buffers));
-      return model;
+    form.derive = [&core, named_data, &buffers](const VerifiedIr& verified) {
+      return read_with_named_weights(core, verified, named_data, buffers);
     };
   }
   return compile_through_cache(core, ir, options, form);
@@ -190,13 +199,17 @@ std::optional<Loaded<OneTokenModel>> one_token_model_for(ModelRun& general, Blob
   return std::nullopt;
 }
 
-// The blob's IR in PagedAttention form (paged_attention.h), compiled
-// (compile_through_cache.h).
-Result<CompiledForm> compile_paged(BlobIr& ir, const CompileSettings& options) {
+// The blob's IR in PagedAttention form (paged_attention.h), its named weights
+// taken as compile_blob takes them, compiled (compile_through_cache.h).
+Result<CompiledForm> compile_paged(BlobIr& ir, const CompileSettings& options, const NamedDataMap* named_data,
+                                   NamedWeightBuffers& buffers) {
   ov::Core& core = shared_core();
-  IrForm form{paged_attention_variant(), [&core](const VerifiedIr& verified) -> Result<std::shared_ptr<ov::Model>> {
-                std::shared_ptr<ov::Model> model = read_verified_ir(core, verified);
-                to_paged_attention(model);
+  IrForm form{paged_attention_variant(),
+              [&core, named_data, &buffers](const VerifiedIr& verified) -> Result<std::shared_ptr<ov::Model>> {
+                Result<std::shared_ptr<ov::Model>> model = read_with_named_weights(core, verified, named_data, buffers);
+                if (model.ok()) {
+                  to_paged_attention(*model);
+                }
                 return model;
               }};
   // Workaround, OpenVINO 2026.4.1: the IR files of this form cannot be compiled again.
@@ -211,9 +224,10 @@ Result<CompiledForm> compile_paged(BlobIr& ir, const CompileSettings& options) {
 // The model with its KV cache in PagedAttention form, when it can be made. The
 // stateful form computes the same values, so a load goes on with it, after a log
 // line, when the paged one cannot be made.
-std::optional<Loaded<ModelRun>> paged_model_for(BlobIr& ir, const CompileSettings& options) {
+std::optional<Loaded<ModelRun>> paged_model_for(BlobIr& ir, const CompileSettings& options,
+                                                const NamedDataMap* named_data, NamedWeightBuffers& buffers) {
   try {
-    Result<CompiledForm> compiled = compile_paged(ir, options);
+    Result<CompiledForm> compiled = compile_paged(ir, options, named_data, buffers);
     if (compiled.ok()) {
       Result<ModelRun> run = ModelRun::create(std::move(compiled->model));
       if (run.ok() && run->paged) {
@@ -223,6 +237,7 @@ std::optional<Loaded<ModelRun>> paged_model_for(BlobIr& ir, const CompileSetting
   } catch (const std::exception& e) {
     log_openvino_error("OpenVINO delegate: paged_attention: making the PagedAttention form failed", e);
   }
+  buffers.clear();  // the stateful form's compile fetches its own
   ET_LOG(Error, "OpenVINO delegate: paged_attention: loaded with the KV cache as state; going back copies it");
   return std::nullopt;
 }
@@ -234,12 +249,12 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, Co
   if (!blob.ok()) {
     return blob.error();
   }
-  if (blob->has_named_weights() && (options.paged_attention || options.one_token_model)) {
-    // Both compile the IR once more, read again without the named weights.
+  if (blob->has_named_weights() && options.one_token_model) {
+    // It compiles the IR a second time, which would fetch the named weights again.
     ET_LOG(Error,
-           "OpenVINO delegate: one_token_model and paged_attention do not apply to an IR with weights in the "
-           "program's named data; loading without them");
-    options.paged_attention = options.one_token_model = false;
+           "OpenVINO delegate: one_token_model does not apply to an IR with weights in the program's named data; "
+           "loading without it");
+    options.one_token_model = false;
   }
   auto delegate = std::make_unique<Delegate>();
   BlobIr ir(*blob);  // verified once, whichever of the models below reads it
@@ -248,7 +263,7 @@ Result<std::unique_ptr<Delegate>> compile_delegate(FreeableBuffer& processed, Co
     std::optional<Loaded<ModelRun>> paged;
     // With one_token_model, the model of one token takes the form; prompts keep the state.
     if (options.paged_attention && !options.one_token_model) {
-      paged = paged_model_for(ir, options);
+      paged = paged_model_for(ir, options, named_data, delegate->named_weights);
     }
     if (paged) {
       delegate->general = std::move(paged->model);

@@ -385,10 +385,11 @@ def test_gemma3_with_paged_attention_is_refused_naming_why():
         export_vision_language(model, max_seq_len=CONTEXT, compile_specs=openvino_compile_specs(paged_attention=True))
 
 
-def test_a_tied_embedding_with_paged_attention_is_refused_naming_why():
+def test_a_tied_embedding_stored_once_loads_in_paged_attention_form(tmp_path, capfd):
     """A LLaVA whose output projection is its embedding table: the table is stored once, in
-    the program's named data, which the PagedAttention form's load does not read, so the
-    text decoder would load in the stateful form after an error line."""
+    the program's named data, and the text decoder's PagedAttention form reads it there,
+    giving transformers' logits for a prompt and the token after it."""
+    from executorch.runtime import Runtime
     from executorch_openvino import openvino_compile_specs
     from executorch_openvino.llm.vision_language import export_vision_language
 
@@ -404,14 +405,34 @@ def test_a_tied_embedding_with_paged_attention_is_refused_naming_why():
         num_attention_heads=4,
         num_key_value_heads=2,
         tie_word_embeddings=True,
+        initializer_range=0.2,
     )
     config = transformers.LlavaConfig(
         vision_config=vision, text_config=text, image_token_index=5, tie_word_embeddings=True
     )
+    torch.manual_seed(0)
     model = transformers.LlavaForConditionalGeneration(config).eval()
     assert model.lm_head.weight is model.get_input_embeddings().weight
-    with pytest.raises(ValueError, match="paged_attention cannot be kept .* tied to the output projection"):
-        export_vision_language(model, max_seq_len=CONTEXT, compile_specs=openvino_compile_specs(paged_attention=True))
+    program = export_vision_language(
+        model, max_seq_len=CONTEXT, compile_specs=openvino_compile_specs(paged_attention=True)
+    )
+    pte = tmp_path / "tied.pte"
+    pte.write_bytes(program.buffer)
+    decoder_specs = method_specs(pte)["text_decoder"]
+    assert decoder_specs.get("paged_attention") == b"1" and "shared_weights" in decoder_specs  # the form tested
+
+    capfd.readouterr()
+    loaded = Runtime.get().load_program(str(pte))
+    embed, decoder = loaded.load_method("token_embedding"), loaded.load_method("text_decoder")
+    prompt = torch.tensor([[2, 17, 140, 33, 598]])
+    token = torch.tensor([[71]])
+    calls = [(prompt, torch.arange(5)), (token, torch.tensor([5]))]
+    with torch.no_grad():
+        expected = [model(input_ids=prompt).logits[0, -1], model(input_ids=torch.cat([prompt, token], 1)).logits[0, -1]]
+    for (ids, positions), eager in zip(calls, expected):
+        logits = decoder.execute([embed.execute([ids])[0], positions])[0].reshape(-1)
+        torch.testing.assert_close(logits, eager, rtol=1e-4, atol=1e-4)
+    assert "paged_attention" not in capfd.readouterr().err  # not loaded in the stateful form instead
 
 
 @pytest.mark.parametrize("shape", [(1, 3, IMAGE, IMAGE + 8), (1, 1, IMAGE, IMAGE)], ids=["wrong_size", "one_channel"])
