@@ -6,16 +6,20 @@ IR converted both ways, in one process.
     python benchmarks/investigations/llm_joined_products_prefill.py --hf FOLDER \
         [--weight-compression int4] [--tokens 200 900] [--rounds 7]
 
-Both programs are ``export_huggingface_llm`` of FOLDER (``--context`` positions, dynamic
-length); "apart" is converted without the rewrite (common.quantized_llm.conversion_without).
-Each IR is compiled as the runtime compiles the compile spec paged_attention
-(llm_prefill_attention.py repeats that form in Python), at f32 with an f32 cache. A
-round gives both the same new prompt of ``--tokens`` random ids, the engine going first
-turning each round, then ``--steps`` decode steps with the engines alternating at every
-step. Printed per prompt length: the median prompt and step times, and the median of the
-paired ratios (apart / joined, same prompt or step), which cancel most of a shared
-machine's drift; and the largest logit difference between the two (the rewrite must not
-change values).
+The programs are ``export_huggingface_llm`` of FOLDER (``--context`` positions, dynamic
+length); "apart" is converted without the rewrite (common.quantized_llm.conversion_without),
+and "apart, activation out" is that IR with a reshape (of a shape read from the graph) put
+between each product and the Sigmoid that reads it, which keeps OpenVINO 2026.4.1's CPU
+plugin from fusing the SiLU into the gate product: a FullyConnected with a fused
+activation runs on oneDNN's brgemm, one without on MLAS, and at one token a row MLAS
+is the faster (for comparison only; no export does this). Each IR is compiled as the
+runtime compiles the compile spec paged_attention (llm_prefill_attention.py repeats that
+form in Python), at f32 with an f32 cache. A round gives every way the same new prompt of
+``--tokens`` random ids, the first engine turning each round, then ``--steps`` decode
+steps with the engines alternating at every step. Printed per prompt length and way: the
+median prompt and step times, and the medians of the paired ratios to "joined" (same
+prompt or step), which cancel most of a shared machine's drift; and the largest logit
+difference from "joined" (none of the ways may change values).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported:
 
 import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
+import openvino.opset13 as ops  # noqa: E402
 import torch  # noqa: E402
 
 torch.set_num_threads(1)
@@ -43,7 +48,7 @@ from common.bench import environment, print_header, print_table  # noqa: E402
 from common.quantized_llm import conversion_without  # noqa: E402
 from llm_prefill_attention import BLOCK, bind_blocks, ir_in_pte, to_paged  # noqa: E402
 
-WAYS = ("joined", "apart")
+WAYS = ("joined", "apart", "apart, activation out")
 
 
 def export(folder: Path, context: int, compression: str, joined: bool, output: Path) -> Path:
@@ -59,11 +64,30 @@ def export(folder: Path, context: int, compression: str, joined: bool, output: P
     return output
 
 
+def keep_activations_out(model: ov.Model) -> int:
+    """Puts a reshape, to a shape read from the graph, between each Sigmoid and the value it
+    reads, which the CPU plugin then cannot fuse into the product before it. Returns how many."""
+    kept = 0
+    for sigmoid in [op for op in model.get_ordered_ops() if op.get_type_name() == "Sigmoid"]:
+        value = sigmoid.input_value(0)
+        readers = list(value.get_target_inputs())
+        flat = ops.reshape(
+            value, ops.constant(np.array([-1, value.get_partial_shape()[-1].get_length()], np.int64)), False
+        )
+        again = ops.reshape(flat, ops.shape_of(value), False)
+        for reader in readers:
+            reader.replace_source_output(again.output(0))
+        kept += 1
+    return kept
+
+
 class PagedEngine:
     """Our IR in PagedAttention form, compiled at f32 with an f32 cache."""
 
-    def __init__(self, pte: Path, context: int) -> None:
+    def __init__(self, pte: Path, context: int, activation_out: bool = False) -> None:
         model = ir_in_pte(pte)
+        if activation_out and not keep_activations_out(model):
+            raise SystemExit(f"{pte}: no Sigmoid to keep out of its product")
         tokens_name, self.positions_name = (port.get_any_name() for port in model.inputs)
         to_paged(model, tokens_name)
         config = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}
@@ -95,37 +119,44 @@ def timed(call, *args) -> float:
     return (time.perf_counter() - begin) * 1e3
 
 
-def measure(engines: Dict[str, PagedEngine], tokens: int, rounds: int, steps: int) -> List[str]:
+def measure(engines: Dict[str, PagedEngine], tokens: int, rounds: int, steps: int) -> List[List[str]]:
     rng = np.random.default_rng(tokens)
     prompt_ms: Dict[str, List[float]] = {way: [] for way in WAYS}
     step_ms: Dict[str, List[float]] = {way: [] for way in WAYS}
-    largest_difference = 0.0
+    largest_difference = {way: 0.0 for way in WAYS}
     for index in range(rounds + 1):  # round 0 warms up
         ids = rng.integers(10, 990, size=tokens).astype(np.int64)
-        order = WAYS if index % 2 == 0 else WAYS[::-1]
+        order = WAYS[index % len(WAYS) :] + WAYS[: index % len(WAYS)]
         logits = {}
         for way in order:
             begin = time.perf_counter()
             logits[way] = engines[way].call(ids, 0)
             if index:
                 prompt_ms[way].append((time.perf_counter() - begin) * 1e3)
-        largest_difference = max(largest_difference, float(np.abs(logits["joined"] - logits["apart"]).max()))
+        for way in WAYS:
+            difference = float(np.abs(logits[way] - logits["joined"]).max())
+            largest_difference[way] = max(largest_difference[way], difference)
         for step in range(steps):
             token = np.array([int(logits["joined"].argmax())], np.int64)
             for way in WAYS if step % 2 == 0 else WAYS[::-1]:
                 ms = timed(engines[way].call, token, tokens + step)
                 if index:
                     step_ms[way].append(ms)
-    ratio = lambda times: statistics.median(a / j for a, j in zip(times["apart"], times["joined"]))  # noqa: E731
+
+    def ratio(times: Dict[str, List[float]], way: str) -> float:
+        return statistics.median(a / j for a, j in zip(times[way], times["joined"]))
+
     return [
-        str(tokens),
-        f"{statistics.median(prompt_ms['joined']):.1f}",
-        f"{statistics.median(prompt_ms['apart']):.1f}",
-        f"{ratio(prompt_ms):.3f}",
-        f"{statistics.median(step_ms['joined']):.2f}",
-        f"{statistics.median(step_ms['apart']):.2f}",
-        f"{ratio(step_ms):.3f}",
-        f"{largest_difference:.1e}",
+        [
+            str(tokens),
+            way,
+            f"{statistics.median(prompt_ms[way]):.1f}",
+            f"{ratio(prompt_ms, way):.3f}",
+            f"{statistics.median(step_ms[way]):.2f}",
+            f"{ratio(step_ms, way):.3f}",
+            f"{largest_difference[way]:.1e}",
+        ]
+        for way in WAYS
     ]
 
 
@@ -140,25 +171,16 @@ def main() -> None:
     options = parser.parse_args()
     print_header(f"Joined and apart products, {options.weight_compression} weights, f32, paged", environment())
     with tempfile.TemporaryDirectory() as work:
+        joined = export(options.hf, options.context, options.weight_compression, True, Path(work) / "joined")
+        apart = export(options.hf, options.context, options.weight_compression, False, Path(work) / "apart")
         engines = {
-            way: PagedEngine(
-                export(options.hf, options.context, options.weight_compression, way == "joined", Path(work) / way),
-                options.context,
-            )
-            for way in WAYS
+            "joined": PagedEngine(joined, options.context),
+            "apart": PagedEngine(apart, options.context),
+            "apart, activation out": PagedEngine(apart, options.context, activation_out=True),
         }
-        rows = [measure(engines, tokens, options.rounds, options.steps) for tokens in options.tokens]
+        rows = [row for tokens in options.tokens for row in measure(engines, tokens, options.rounds, options.steps)]
     print_table(
-        [
-            "prompt",
-            "prompt ms, joined",
-            "prompt ms, apart",
-            "apart / joined",
-            "step ms, joined",
-            "step ms, apart",
-            "apart / joined",
-            "max logit difference",
-        ],
+        ["prompt", "way", "prompt ms", "/ joined", "step ms", "/ joined", "max logit difference"],
         rows,
     )
 

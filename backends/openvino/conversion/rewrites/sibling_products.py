@@ -8,6 +8,11 @@ FullyConnectedHorizontalFusion). Joined here, a Llama of dim 1024 with 4-bit
 weights compiles 33 FullyConnected layers instead of 57 and computes the same
 logits, bit for bit, in 0.97-0.99x the decode time on an AMD EPYC Zen 5
 (benchmarks/investigations/llm_joined_products.py; benchmarks/results/llm-quantized-zen5-2026-12-05.md).
+At f32 it is a trade: apart, the plugin fuses a SiLU into the gate product and runs it
+on oneDNN's brgemm, slower than MLAS at one token; joined, the split and the SiLU are
+separate passes over a prompt's rows. On an AMD EPYC Zen 4 the joined products take
+0.95-0.97x the time of a decode step and 1.00-1.10x that of a prompt
+(benchmarks/investigations/llm_joined_products_prefill.py; benchmarks/results/llm-genai-2026-12-07.md).
 
 Each output channel of a product depends only on its own row of the weights, so the
 weights are joined along the output channels: every constant on a weight's way to
