@@ -262,8 +262,8 @@ def _paged_by_default(options: argparse.Namespace, cache_precision: Optional[str
 def paged_where_it_applies(export: Callable[[bool], T], paged: bool = True) -> T:
     """``export(paged_attention)`` in the export command's default form: ``export(True)``
     when `paged`, and ``export(False)`` with an INFO line saying why when the export
-    refuses the form (PagedAttentionRefused: a sliding window, Gemma 3's attention, a
-    shared embedding table) or `paged` is False."""
+    refuses the form (PagedAttentionRefused: a sliding window, Gemma 3's attention) or
+    `paged` is False."""
     if not paged:
         return export(False)
     try:
