@@ -29,7 +29,7 @@ time per call since the model was compiled, and the first call also prepares ker
 so a node's time per prompt is (mean after the rounds x (rounds + 1) - mean after the
 warm-up) / rounds. Printed: wall time per prompt (median of the rounds), the time in
 nodes, the node types that take most, the attention nodes' total and the kernels (exec
-types) the plugin chose for them, the max difference of "ours paged" logits from
+types) the plugin chose for them, every node type's time in each engine, the max difference of "ours paged" logits from
 "ours stateful" (the same prompt), and the share of the cores other processes kept busy
 in each round.
 """
@@ -107,13 +107,18 @@ def to_paged(model: ov.Model, tokens_name: str) -> None:
     model.validate_nodes_and_infer_types()
 
 
-def last_position_only(model: ov.Model) -> ov.op.Parameter:
+def last_position_only(model: ov.Model, token_axis: int) -> ov.op.Parameter:
     """OpenVINO GenAI's apply_gather_before_matmul_transformation: the output projection
-    reads the hidden states of the positions given in sampled_tokens_indices only."""
+    reads the hidden states of the positions given in sampled_tokens_indices only.
+
+    ``token_axis`` is the axis of the hidden states that runs over a call's tokens: 1 in
+    the stateful form ([1, tokens, hidden]), 0 after SDPAToPagedAttention, which lays the
+    tokens out as batch rows ([tokens, 1, hidden]).
+    """
     matmul = [op for op in model.get_ordered_ops() if op.get_type_name() == "MatMul"][-1]
     indices = ov.op.Parameter(ov.Type.i64, ov.PartialShape([-1]))
     indices.output(0).get_tensor().set_names({"sampled_tokens_indices"})
-    gathered = ops.gather(matmul.input_value(0), indices, ops.constant(np.array([1], np.int64)))
+    gathered = ops.gather(matmul.input_value(0), indices, ops.constant(np.array(token_axis, np.int64)))
     matmul.input(0).replace_source_output(gathered.output(0))
     model.add_parameters([indices])
     model.validate_nodes_and_infer_types()
@@ -161,7 +166,7 @@ def make_engines(options: argparse.Namespace) -> Dict[str, Tuple[ov.InferRequest
                 from openvino._offline_transformations import paged_attention_transformation
 
                 paged_attention_transformation(model)
-            last_position_only(model)
+            last_position_only(model, token_axis=0 if name == "GenAI paged" else 1)
         compiled = core.compile_model(model, "CPU", config)
         request = compiled.create_infer_request()
         if name.endswith("paged"):
@@ -198,6 +203,16 @@ def make_engines(options: argparse.Namespace) -> Dict[str, Tuple[ov.InferRequest
     return engines
 
 
+def print_node_types(types_by_engine: Dict[str, Dict[str, float]], least_ms: float = 0.5) -> None:
+    """Each node type that took at least ``least_ms`` a prompt in some engine, ms per engine:
+    where the engines' graphs differ (a type only one has, a type slower in one)."""
+    kinds = {kind for by_type in types_by_engine.values() for kind, ms in by_type.items() if ms >= least_ms}
+    order = sorted(kinds, key=lambda kind: -max(by_type.get(kind, 0.0) for by_type in types_by_engine.values()))
+    rows = [[kind] + [f"{by_type.get(kind, 0.0):.1f}" for by_type in types_by_engine.values()] for kind in order]
+    print()
+    print_table(["node type, ms a prompt"] + list(types_by_engine), rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pte", type=Path, required=True, help="our dynamic-length export of the folder")
@@ -229,13 +244,19 @@ def main() -> None:
             begin = time.perf_counter()
             run(ids)
             walls[name].append((time.perf_counter() - begin) * 1e3)
-            logits[name] = request.get_output_tensor(0).data.reshape(-1).copy()
+            output = request.get_output_tensor(0)
+            if output.size != output.shape[-1]:
+                # Each engine projects the last position only, as GenAI's pipeline does.
+                raise SystemExit(f"{name} returned logits of shape {output.shape}, not one position's")
+            logits[name] = output.data.reshape(-1).copy()
         loads.append(others.since_last())
         if "ours stateful" in logits and "ours paged" in logits:
             differences.append(float(np.abs(logits["ours stateful"] - logits["ours paged"]).max()))
     rows = []
+    types_by_engine: Dict[str, Dict[str, float]] = {}
     for name, (request, _) in engines.items():
         by_type: Dict[str, float] = defaultdict(float)
+        types_by_engine[name] = by_type
         attention_ms, kernels = 0.0, set()
         rounds = options.rounds
         for info in request.profiling_info:
@@ -259,6 +280,7 @@ def main() -> None:
     print_table(
         ["engine", "wall ms", "in nodes ms", "attention ms", "attention kernels", "largest node types ms"], rows
     )
+    print_node_types(types_by_engine)
     print("\nrounds' wall ms: " + "; ".join(f"{name} {[round(x) for x in walls[name]]}" for name in engines))
     print(f"others' load a round (share of the cores): {[round(x, 2) for x in loads]}")
     if differences:
