@@ -140,6 +140,13 @@ _ENTRIES = (
         ("passes.explicit_var_correction.explicit_var_correction",),
     ),
     Workaround(
+        "reduction_over_no_dims",
+        "PyTorch frontend",
+        "reads aten.mean.dim and aten.var.correction with dim [] as a reduction over no dimension, where PyTorch "
+        "reduces over every dimension: x - x.mean(dim=[], keepdim=True) gives zeros (dim None does not convert)",
+        ("passes.explicit_reduction_dims.explicit_reduction_dims",),
+    ),
+    Workaround(
         "sixteen_bit_accumulation",
         "CPU plugin",
         "accumulates a bfloat16 CumSum (and var) in bfloat16 on a CPU with bf16 units, even at f32 "

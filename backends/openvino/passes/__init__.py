@@ -17,6 +17,7 @@ from .exact_float_rounded_division import exact_float_rounded_division
 from .exact_integer_sum import exact_integer_sum
 from .expand_lone_dequantize import expand_lone_dequantize
 from .explicit_arange_dtype import explicit_arange_dtype
+from .explicit_reduction_dims import explicit_reduction_dims
 from .explicit_var_correction import explicit_var_correction
 from .fold_miscomputed_constants import fold_miscomputed_constants
 from .full_rank_index_put_values import full_rank_index_put_values
@@ -38,7 +39,8 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     rewrite_avg_pool_divisor_override,
     single_output_embedding_bag,
     explicit_var_correction,
-    # After it: the correction is written out on the 16-bit node, then widened.
+    explicit_reduction_dims,
+    # After them: the correction and the dims are written out on the 16-bit node, then widened.
     accumulate_16_bit_floats_in_float32,
     explicit_arange_dtype,
     wrap_negative_indices,

@@ -20,6 +20,7 @@ from executorch_openvino.passes.exact_float_rounded_division import exact_float_
 from executorch_openvino.passes.exact_integer_sum import exact_integer_sum
 from executorch_openvino.passes.expand_lone_dequantize import expand_lone_dequantize
 from executorch_openvino.passes.explicit_arange_dtype import explicit_arange_dtype
+from executorch_openvino.passes.explicit_reduction_dims import explicit_reduction_dims
 from executorch_openvino.passes.explicit_var_correction import explicit_var_correction
 from executorch_openvino.passes.full_rank_index_put_values import full_rank_index_put_values
 from executorch_openvino.passes.rewrite_avg_pool_divisor_override import rewrite_avg_pool_divisor_override
@@ -143,6 +144,23 @@ def test_arange_gets_the_dtype_pytorch_gives_it():
     [arange] = [node for node in graph.graph.nodes if op_name(node).startswith("aten.arange.")]
     assert arange.kwargs.get("dtype") == torch.float32
     assert_computes(graph, shifted, torch.zeros(4))
+
+
+def test_means_and_variances_over_no_listed_dim_get_every_dim_written_out():
+    def over_every_dim(x):
+        return x.mean(dim=[], keepdim=True), torch.mean(x, dim=None), x.var(dim=[])
+
+    x = torch.randn(2, 3, 4)
+    graph = explicit_reduction_dims(graph_of(over_every_dim, x))
+    reductions = nodes_of(graph, "aten.mean.dim") + nodes_of(graph, "aten.var.correction")
+    assert [list(node.args[1]) for node in reductions] == [[0, 1, 2]] * 3
+    assert_computes(graph, over_every_dim, x)
+
+
+def test_a_reduction_over_listed_dims_is_left_as_it_is():
+    graph = explicit_reduction_dims(graph_of(lambda x: x.mean(dim=[-1]), torch.randn(2, 3)))
+    [mean] = nodes_of(graph, "aten.mean.dim")
+    assert list(mean.args[1]) == [-1]
 
 
 def test_variance_gets_the_default_correction_written_out():

@@ -101,6 +101,25 @@ def test_variance_with_the_default_correction_divides_by_n_minus_1(tmp_path):
     check_against_eager(Variance(), images(5, 6), tmp_path, expect_delegated=["aten.var.correction"])
 
 
+def test_mean_and_variance_over_an_empty_dim_list_reduce_every_dim(tmp_path):
+    class Standardized(torch.nn.Module):
+        def forward(self, x):
+            return (x - x.mean(dim=[], keepdim=True)) / x.var(dim=[], keepdim=True), x.std(dim=[])
+
+    lowered = check_against_eager(
+        Standardized(), images(3, 4), tmp_path, expect_delegated=["aten.mean.dim", "aten.var.correction"]
+    )
+    assert lowered.cpu_ops() == []
+
+
+def test_a_mean_over_dim_none_runs_in_openvino_and_matches_eager(tmp_path):
+    class Centered(torch.nn.Module):
+        def forward(self, x):
+            return x - torch.mean(x, dim=None, keepdim=True), torch.mean(x, dim=None)
+
+    check_against_eager(Centered(), images(2, 3, 4), tmp_path, expect_delegated=["aten.mean.dim"])
+
+
 class IndexByTwo(torch.nn.Module):
     def forward(self, x, rows, columns):
         return x[rows, columns], x[rows, :, columns]

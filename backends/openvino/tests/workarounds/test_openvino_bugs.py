@@ -202,6 +202,11 @@ def test_var_default_correction():
     still_wrong("var_default_correction", abs(float(variance) - 5 / 3) > 1e-6, "torch.var with the default correction")
 
 
+def test_reduction_over_no_dims():
+    centered = frontend_result(lambda x: x - x.mean(dim=[], keepdim=True), torch.tensor([1.0, 2.0, 3.0, 6.0]))
+    still_wrong("reduction_over_no_dims", centered.tolist() != [-2.0, -1.0, 0.0, 3.0], "x.mean(dim=[])")
+
+
 @pytest.mark.skipif(
     "BF16" not in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"),
     reason="this CPU has no bfloat16 units: OpenVINO computes bfloat16 in float32 on it",
