@@ -32,6 +32,7 @@
 #include "openvino_error.h"
 #include "options.h"
 #include "paged_attention.h"
+#include "per_sequence_values.h"
 #include "resident_pages.h"
 
 namespace executorch_openvino {
@@ -107,15 +108,24 @@ Result<std::shared_ptr<ov::Model>> read_with_named_weights(ov::Core& core, const
   return model;
 }
 
-// The blob's IR itself, compiled (compile_through_cache.h).
+// The blob's IR itself, compiled (compile_through_cache.h); without the per-sequence
+// values OpenVINO computes wrong at this precision (per_sequence_values.h), a model
+// that does not go through the model cache then.
 Result<CompiledForm> compile_blob(BlobIr& ir, const CompileSettings& options, const NamedDataMap* named_data,
                                   NamedWeightBuffers& buffers) {
   ov::Core& core = shared_core();
   IrForm form;
-  if (ir.blob().has_named_weights()) {
-    form.derive = [&core, named_data, &buffers](const VerifiedIr& verified) {
-      return read_with_named_weights(core, verified, named_data, buffers);
+  const bool per_sequence_at_each_call = may_compute_per_sequence_values_wrong(ir.blob().ir_xml, options);
+  if (ir.blob().has_named_weights() || per_sequence_at_each_call) {
+    form.derive = [&core, named_data, &buffers,
+                   per_sequence_at_each_call](const VerifiedIr& verified) -> Result<std::shared_ptr<ov::Model>> {
+      Result<std::shared_ptr<ov::Model>> model = read_with_named_weights(core, verified, named_data, buffers);
+      if (model.ok() && per_sequence_at_each_call) {
+        compute_per_sequence_values_at_each_call(**model);
+      }
+      return model;
     };
+    form.cacheable = !per_sequence_at_each_call;
   }
   return compile_through_cache(core, ir, options, form);
 }

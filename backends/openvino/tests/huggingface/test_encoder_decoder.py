@@ -288,6 +288,32 @@ def test_decoder_logits_match_transformers_after_every_step(t5):
         assert_close([logits.clone()], [want[:, -1:]], rtol=1e-4, atol=1e-3)
 
 
+def test_t5_at_bf16_reads_each_sequences_own_encoder_output(t5):
+    """The decoder at bf16 given the encoder outputs of two texts of one length, one
+    sequence after the other: each first step reads its own. OpenVINO 2026.4.1's CPU
+    plugin, computing at bf16 the cross-attention values kept per sequence from an input
+    of dynamic shape, read an earlier call's memory (runtime/per_sequence_values.h). On
+    a CPU without bf16 units OpenVINO computes f32, and this checks what the f32 tests do."""
+    import executorch_openvino
+
+    texts = ["the quick brown fox", "over the lazy dog"]
+    ids = [torch.tensor([t5["tokenizer"].encode(text).ids]) for text in texts]
+    assert ids[0].shape == ids[1].shape
+    executorch_openvino.set_load_options(inference_precision="bf16")
+    try:
+        runner = EncoderDecoderRunner(t5["pte"])
+    finally:
+        executorch_openvino.set_load_options(inference_precision="")
+    start = torch.tensor([[0]])
+    for text_ids in ids + ids:
+        with torch.no_grad():
+            hidden = t5["model"].get_encoder()(input_ids=text_ids).last_hidden_state
+            want = t5["model"](encoder_outputs=(hidden,), decoder_input_ids=start).logits
+        [logits] = runner._decoder.execute([start, hidden.clone(), torch.tensor([0])])
+        # bf16 keeps 8 bits of each value: these logits of up to about 70 moved by up to 0.7.
+        assert_close([logits.clone()], [want], rtol=0.0, atol=3.0)
+
+
 def test_features_of_the_wrong_shape_fail_the_call_and_the_program_goes_on(whisper):
     runner = EncoderDecoderRunner(whisper["pte"])
     with pytest.raises(RuntimeError):
