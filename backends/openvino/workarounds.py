@@ -147,6 +147,13 @@ _ENTRIES = (
         ("passes.explicit_reduction_dims.explicit_reduction_dims",),
     ),
     Workaround(
+        "squeeze_of_no_dims",
+        "PyTorch frontend",
+        "makes aten.squeeze_copy.dims with dims [] a Squeeze without axes, which removes every dimension of size 1 "
+        "(PyTorch removes none): a [2, 1, 3] tensor becomes [2, 3]",
+        ("passes.drop_empty_squeezes.drop_empty_squeezes",),
+    ),
+    Workaround(
         "sixteen_bit_accumulation",
         "CPU plugin",
         "accumulates a bfloat16 CumSum (and var) in bfloat16 on a CPU with bf16 units, even at f32 "

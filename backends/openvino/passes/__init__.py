@@ -12,6 +12,7 @@ import torch
 from .accumulate_16_bit_floats_in_float32 import accumulate_16_bit_floats_in_float32
 from .accurate_log1p import accurate_log1p
 from .cast_reduction_input import cast_reduction_input
+from .drop_empty_squeezes import drop_empty_squeezes
 from .exact_ceil_mode_avg_pool import exact_ceil_mode_avg_pool
 from .exact_float_rounded_division import exact_float_rounded_division
 from .exact_integer_sum import exact_integer_sum
@@ -49,6 +50,8 @@ PASSES: List[Callable[[torch.fx.GraphModule], torch.fx.GraphModule]] = [
     rewrite_interleaved_rope,
     accurate_log1p,
     zero_dim_view_as_squeeze,
+    # After it: its squeezes list every dimension.
+    drop_empty_squeezes,
 ]
 
 

@@ -15,6 +15,7 @@ from executorch_openvino.edge_graph.nodes import op_name
 from executorch_openvino.passes.accumulate_16_bit_floats_in_float32 import accumulate_16_bit_floats_in_float32
 from executorch_openvino.passes.accurate_log1p import accurate_log1p
 from executorch_openvino.passes.cast_reduction_input import cast_reduction_input
+from executorch_openvino.passes.drop_empty_squeezes import drop_empty_squeezes
 from executorch_openvino.passes.exact_ceil_mode_avg_pool import exact_ceil_mode_avg_pool
 from executorch_openvino.passes.exact_float_rounded_division import exact_float_rounded_division
 from executorch_openvino.passes.exact_integer_sum import exact_integer_sum
@@ -161,6 +162,16 @@ def test_a_reduction_over_listed_dims_is_left_as_it_is():
     graph = explicit_reduction_dims(graph_of(lambda x: x.mean(dim=[-1]), torch.randn(2, 3)))
     [mean] = nodes_of(graph, "aten.mean.dim")
     assert list(mean.args[1]) == [-1]
+
+
+def test_a_squeeze_of_no_dimension_is_dropped():
+    def squeeze_nothing(x):
+        return x.squeeze(dim=()) * 2
+
+    x = torch.randn(2, 1, 3)
+    graph = drop_empty_squeezes(graph_of(squeeze_nothing, x))
+    assert nodes_of(graph, "aten.squeeze_copy.dims") == []
+    assert_computes(graph, squeeze_nothing, x)
 
 
 def test_variance_gets_the_default_correction_written_out():

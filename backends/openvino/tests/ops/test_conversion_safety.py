@@ -120,6 +120,16 @@ def test_a_mean_over_dim_none_runs_in_openvino_and_matches_eager(tmp_path):
     check_against_eager(Centered(), images(2, 3, 4), tmp_path, expect_delegated=["aten.mean.dim"])
 
 
+def test_a_squeeze_of_no_dimension_keeps_every_dimension(tmp_path):
+    class SoftmaxOverAUnitDimension(torch.nn.Module):
+        def forward(self, x):
+            return x.squeeze(dim=()).softmax(1), x.squeeze(dim=()) * 2
+
+    check_against_eager(
+        SoftmaxOverAUnitDimension(), images(2, 1, 3), tmp_path, expect_delegated=["aten._softmax.default"]
+    )
+
+
 class IndexByTwo(torch.nn.Module):
     def forward(self, x, rows, columns):
         return x[rows, columns], x[rows, :, columns]

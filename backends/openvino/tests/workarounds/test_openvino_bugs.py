@@ -202,6 +202,11 @@ def test_var_default_correction():
     still_wrong("var_default_correction", abs(float(variance) - 5 / 3) > 1e-6, "torch.var with the default correction")
 
 
+def test_squeeze_of_no_dims():
+    squeezed = frontend_result(lambda x: x.squeeze(dim=()), torch.zeros(2, 1, 3))
+    still_wrong("squeeze_of_no_dims", squeezed.shape != (2, 1, 3), "x.squeeze(dim=())")
+
+
 def test_reduction_over_no_dims():
     centered = frontend_result(lambda x: x - x.mean(dim=[], keepdim=True), torch.tensor([1.0, 2.0, 3.0, 6.0]))
     still_wrong("reduction_over_no_dims", centered.tolist() != [-2.0, -1.0, 0.0, 3.0], "x.mean(dim=[])")
