@@ -153,6 +153,20 @@ def test_sum_of_int32_values_past_2_pow_24_is_exact_for_a_dynamic_batch(tmp_path
     )
 
 
+def test_sum_over_several_dims_of_a_dynamic_batch_is_exact(tmp_path):
+    def big(rows):
+        return (2**24 + torch.randint(0, 1000, (rows, 4, 5), dtype=torch.int32),)
+
+    batch = torch.export.Dim("batch", min=1, max=8)
+    check_against_eager(
+        Fn(lambda x: (x.sum(), x.sum((0, 2)), x.sum((1, 2), keepdim=True))),
+        [big(3), big(6), big(1)],
+        tmp_path,
+        dynamic_shapes=(({0: batch},),),  # Fn takes *inputs
+        expect_delegated=["aten.sum.dim_IntList"],
+    )
+
+
 class IntegerReductionsAndProducts(torch.nn.Module):
     def forward(self, x, m):
         return torch.max(x, dim=1).values, torch.relu(x), m @ m
