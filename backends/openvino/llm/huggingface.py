@@ -149,6 +149,7 @@ class HuggingFaceDecoder(torch.nn.Module):
                 f"{name}: attention implementation {config._attn_implementation!r}; load the model with "
                 "attn_implementation='sdpa' (or 'eager')"
             )
+        check_rotary_embedding(name, config, max_seq_len)
         if getattr(config, "use_bidirectional_attention", False):
             raise ValueError(f"{name}: bidirectional attention is not a causal decoder's")
         self.model = model
@@ -394,6 +395,44 @@ def _first_set(sources: Sequence[Any], name: str) -> Any:
         if value is not None:
             return value
     return None
+
+
+def _rope_settings(config: Any) -> List[Dict[str, Any]]:
+    """The config's rotary embedding settings: one dict, or one per kind of layer."""
+    parameters = getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None) or {}
+    if not isinstance(parameters, dict):
+        return []
+    if "rope_type" in parameters:
+        return [parameters]
+    return [value for value in parameters.values() if isinstance(value, dict)]
+
+
+def check_rotary_embedding(name: str, config: Any, max_seq_len: int) -> None:
+    """Refuses rotary embeddings whose frequencies depend on the sequence's length.
+
+    A KV cache keeps keys rotated at the frequencies of the call that wrote them, and
+    transformers computes again the whole sequence when they change: "longrope" (Phi-3's
+    128k models) changes them past ``original_max_position_embeddings``, and "dynamic"
+    (dynamic NTK) at every length past the trained one, which torch.export cannot trace.
+    """
+    for settings in _rope_settings(config):
+        kind = settings.get("rope_type")
+        if kind == "dynamic":
+            raise ValueError(
+                f"{name}: rope_type 'dynamic' (dynamic NTK) rescales its frequencies with the sequence's length, "
+                "which a KV cache exported once cannot follow; not supported"
+            )
+        if kind == "longrope":
+            short = settings.get("original_max_position_embeddings") or getattr(
+                config, "original_max_position_embeddings", None
+            )
+            if short is not None and max_seq_len > short:
+                raise ValueError(
+                    f"{name}: max_seq_len {max_seq_len} passes original_max_position_embeddings {short}, where "
+                    "rope_type 'longrope' switches to its long factors for every position (transformers then "
+                    f"computes the whole sequence again, which a KV cache cannot); export with a max_seq_len of "
+                    f"{short} or less"
+                )
 
 
 def export_huggingface_llm(

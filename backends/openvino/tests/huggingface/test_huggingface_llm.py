@@ -391,6 +391,31 @@ def test_layers_of_an_unsupported_type_are_named():
         HuggingFaceDecoder(model, CONTEXT)
 
 
+def test_longrope_past_its_short_context_is_refused():
+    """Past original_max_position_embeddings longrope rotates every position by its long
+    factors, and transformers computes the whole sequence again: a KV cache cannot."""
+    from executorch_openvino.llm.huggingface import HuggingFaceDecoder
+
+    config = transformers.Phi3Config(
+        **COMMON,
+        vocab_size=160,
+        original_max_position_embeddings=16,
+        rope_scaling={"rope_type": "longrope", "short_factor": [1.0] * 4, "long_factor": [3.0] * 4},
+    )
+    model = transformers.Phi3ForCausalLM(config).eval()
+    with pytest.raises(ValueError, match="max_seq_len 17 passes original_max_position_embeddings 16"):
+        HuggingFaceDecoder(model, 17)
+    HuggingFaceDecoder(model, 16)
+
+
+def test_dynamic_ntk_rope_is_refused_by_name():
+    from executorch_openvino.llm.huggingface import HuggingFaceDecoder
+
+    config = transformers.LlamaConfig(**COMMON, vocab_size=160, rope_scaling={"rope_type": "dynamic", "factor": 2.0})
+    with pytest.raises(ValueError, match="rope_type 'dynamic'"):
+        HuggingFaceDecoder(transformers.LlamaForCausalLM(config).eval(), CONTEXT)
+
+
 # A chat template of the kind instruct folders carry: each message after a special token
 # (no newline or colon: the tokenizer trained here has no byte for them).
 CHAT_TEMPLATE = (
