@@ -294,6 +294,8 @@ def export_shapes(
     config = model.config
     name = type(model).__name__
     target_positions = getattr(config, "max_target_positions", None)
+    if target_positions is None and _has_position_table(model.get_decoder()):
+        target_positions = config.max_position_embeddings  # BART's and Marian's, shared by both stacks
     if target_positions is not None and max_seq_len > target_positions:
         raise ValueError(f"{name}: max_seq_len {max_seq_len} passes its decoder's {target_positions} positions")
     if max_seq_len < 2:
@@ -310,8 +312,17 @@ def export_shapes(
     if tokens < 2:
         raise ValueError(f"{name}: max_source_len is {tokens}; the encoder needs room for 2 tokens or more")
     if max_source_len and max_source_len > limit:
+        if _has_position_table(model.get_encoder()):
+            # A position past the table reads outside it: no error, other values.
+            raise ValueError(f"{name}: max_source_len {max_source_len} passes its encoder's {limit} positions")
         logger.warning("%s: max_source_len %d passes the %d positions it was made for", name, max_source_len, limit)
     return EncoderDecoderShapes(max_seq_len, (1, tokens), True, tokens)
+
+
+def _has_position_table(stack: torch.nn.Module) -> bool:
+    """Whether the encoder or decoder stack reads its positions from a table of fixed
+    length (BART's learned, Marian's sinusoidal), unlike T5's relative bias."""
+    return getattr(stack, "embed_positions", None) is not None
 
 
 def runner_metadata(

@@ -345,6 +345,29 @@ def test_a_decoder_longer_than_whisper_was_made_for_is_refused(whisper, tmp_path
         export_main(["--hf", str(whisper["folder"]), "--output", str(tmp_path / "x.pte"), "--max-seq-len", "40"])
 
 
+def test_a_bart_longer_than_its_position_table_is_refused():
+    """BART reads its positions from a table: one past it gave tokens without an error."""
+    from executorch_openvino.llm.encoder_decoder import export_shapes
+
+    config = transformers.BartConfig(
+        vocab_size=100,
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=16,
+    )
+    model = transformers.BartForConditionalGeneration(config).eval()
+    with pytest.raises(ValueError, match="max_source_len 24 passes its encoder's 16 positions"):
+        export_shapes(model, 8, 24)
+    with pytest.raises(ValueError, match="max_seq_len 20 passes its decoder's 16 positions"):
+        export_shapes(model, 20, 16)
+    assert export_shapes(model, 16, 16).encoder_input == (1, 16)
+
+
 @pytest.mark.parametrize("flag", ["--static-shape", "--one-token-model"])
 def test_decoder_only_flags_are_refused_for_an_encoder_decoder(whisper, tmp_path, flag):
     with pytest.raises(SystemExit, match="decoder-only"):
