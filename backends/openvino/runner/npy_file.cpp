@@ -1,10 +1,14 @@
 #include "npy_file.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <utility>
+#include <vector>
 
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
 
@@ -71,15 +75,38 @@ bool parse_header(const std::string& header, NpyArray& array, std::string& why) 
     why = "its header has no 'shape'";
     return false;
   }
+  const size_t close = header.find(')', shape);
+  if (close == std::string::npos) {
+    why = "its header's 'shape' has no closing parenthesis";
+    return false;
+  }
+  // Sizes separated by commas, as numpy writes them: "(2, 3)", "(2,)", "()".
   array.shape.clear();
-  for (size_t i = shape + 1; i < header.size() && header[i] != ')'; ++i) {
-    if (std::isdigit(static_cast<unsigned char>(header[i]))) {
-      size_t end = i;
-      array.shape.push_back(std::stoll(header.substr(i), &end));
-      i += end - 1;
+  std::istringstream sizes(header.substr(shape + 1, close - shape - 1));
+  for (std::string item; std::getline(sizes, item, ',');) {
+    const size_t first = item.find_first_not_of(' ');
+    if (first == std::string::npos) continue;  // after the trailing comma of "(2,)"
+    const size_t last = item.find_last_not_of(' ');
+    const std::string digits = item.substr(first, last - first + 1);
+    const bool all_digits =
+        std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (!all_digits || digits.size() > 18) {
+      why = "its shape holds '" + digits + "', not a size (0 to 10**18)";
+      return false;
     }
+    array.shape.push_back(std::stoll(digits));
   }
   return true;
+}
+
+// How many bytes `shape` of `element_size`-byte values takes, or false past `limit`.
+bool bytes_of(const std::vector<int64_t>& shape, size_t element_size, uint64_t limit, uint64_t& bytes) {
+  bytes = element_size;
+  for (int64_t size : shape) {
+    if (size != 0 && bytes > limit / static_cast<uint64_t>(size)) return false;
+    bytes *= static_cast<uint64_t>(size);
+  }
+  return bytes <= limit;
 }
 
 }  // namespace
@@ -126,9 +153,17 @@ bool read_npy(const std::string& path, NpyArray& array, std::string& error) {
     error = path + ": " + why;
     return false;
   }
-  size_t numel = 1;
-  for (int64_t size : array.shape) numel *= static_cast<size_t>(size);
-  array.bytes.resize(numel * executorch::runtime::elementSize(array.dtype));
+  // The values' size is checked against the file's before anything is allocated.
+  const std::streampos values_start = file.tellg();
+  file.seekg(0, std::ios::end);
+  const uint64_t left = static_cast<uint64_t>(file.tellg() - values_start);
+  file.seekg(values_start);
+  uint64_t bytes = 0;
+  if (!bytes_of(array.shape, executorch::runtime::elementSize(array.dtype), left, bytes)) {
+    error = path + ": the file holds fewer values than its shape says";
+    return false;
+  }
+  array.bytes.resize(static_cast<size_t>(bytes));
   if (!file.read(reinterpret_cast<char*>(array.bytes.data()), static_cast<std::streamsize>(array.bytes.size()))) {
     error = path + ": the file holds fewer values than its shape says";
     return false;

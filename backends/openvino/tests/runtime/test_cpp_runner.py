@@ -128,6 +128,29 @@ def test_runner_refuses_an_npy_file_holding_more_values_than_its_shape(split_pro
     assert "holds more values than its shape says" in result.stderr
 
 
+def npy_with_shape(path, shape_text: str) -> None:
+    """A float32 .npy of 15 zeros whose header claims `shape_text` (numpy refuses to write such files)."""
+    np.save(path, np.zeros((5, 3), dtype=np.float32))
+    data = path.read_bytes()
+    header_end = 10 + int.from_bytes(data[8:10], "little")  # format 1.0: magic, version, 2-byte size
+    header = data[10:header_end].decode("latin1").replace("(5, 3)", shape_text).encode("latin1")
+    path.write_bytes(data[:8] + len(header).to_bytes(2, "little") + header + data[header_end:])
+
+
+def test_runner_refuses_an_npy_file_whose_shape_holds_more_values_than_the_file(split_program, tmp_path):
+    npy_with_shape(tmp_path / "x.npy", "(5, 3000000000000)")
+    result = run(split_program[1], "--input", tmp_path / "x.npy", check=False)
+    assert result.returncode == 1
+    assert "holds fewer values than its shape says" in result.stderr
+
+
+def test_runner_refuses_an_npy_file_with_a_negative_size(split_program, tmp_path):
+    npy_with_shape(tmp_path / "x.npy", "(-5, 3)")
+    result = run(split_program[1], "--input", tmp_path / "x.npy", check=False)
+    assert result.returncode == 1
+    assert "its shape holds '-5', not a size" in result.stderr
+
+
 def test_runner_refuses_an_unknown_option_also_as_the_last_argument(split_program):
     result = run(split_program[1], "--bogus", check=False)
     assert result.returncode == 1
