@@ -39,6 +39,38 @@ from .preprocess import ExecutorchOpenvinoBackend  # noqa: F401  (defines the ba
 logger = logging.getLogger(__name__)
 
 
+def _skip_list(argument: str, names: Optional[Collection[str]]) -> FrozenSet[str]:
+    """`names` as a set, refusing a lone string (a set of its characters) and non-strings."""
+    if names is None:
+        return frozenset()
+    if isinstance(names, str):
+        raise TypeError(
+            f"OpenvinoPartitioner: {argument} is the string {names!r}; accepted: a list of names, [{names!r}]"
+        )
+    others = [name for name in names if not isinstance(name, str)]
+    if others:
+        raise TypeError(f"OpenvinoPartitioner: {argument} holds {others[0]!r}; accepted: names, as strings")
+    return frozenset(names)
+
+
+def _check_aten_op_type(op_type: str) -> None:
+    """Refuses an aten op type that names no ATen op or overload ("aten.sine", "aten.add.Tensr").
+
+    Other namespaces are not checked: their ops may register only when their library loads.
+    """
+    parts = op_type.split(".")
+    if parts[0] != "aten" or len(parts) not in (2, 3):
+        return
+    packet = getattr(torch.ops.aten, parts[1], None)
+    if packet is None:
+        raise ValueError(f"OpenvinoPartitioner: op_types_to_skip names {op_type!r}, which is no ATen op")
+    if len(parts) == 3 and parts[2] not in packet.overloads():
+        raise ValueError(
+            f"OpenvinoPartitioner: op_types_to_skip names {op_type!r}; aten.{parts[1]}'s overloads are "
+            f"{', '.join(packet.overloads())}"
+        )
+
+
 class OpenvinoPartitioner(Partitioner):
     """Hands every part of a program that OpenVINO converts to the OpenVINO delegate.
 
@@ -67,8 +99,10 @@ class OpenvinoPartitioner(Partitioner):
         specs = with_defaults(compile_specs)
         self.options = parse_compile_specs(specs)
         self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
-        self.op_types_to_skip = frozenset(op_types_to_skip or ())
-        self.op_names_to_skip = frozenset(op_names_to_skip or ())
+        self.op_types_to_skip = _skip_list("op_types_to_skip", op_types_to_skip)
+        for op_type in self.op_types_to_skip:
+            _check_aten_op_type(op_type)
+        self.op_names_to_skip = _skip_list("op_names_to_skip", op_names_to_skip)
         self._methods = BuffersAcrossMethods()
         self._weights = WeightsAcrossMethods()
 

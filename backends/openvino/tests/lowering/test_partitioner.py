@@ -149,3 +149,21 @@ def test_a_weight_the_program_also_returns_enters_the_delegate_as_an_input(tmp_p
     for _ in range(2):
         inputs = (torch.randn(4, 4),)
         assert_close(run(method, inputs), eager(model, inputs))
+
+
+def test_a_skip_list_given_as_one_string_is_refused():
+    with pytest.raises(TypeError, match="op_types_to_skip is the string 'aten.sin'; accepted: a list of names"):
+        OpenvinoPartitioner(op_types_to_skip="aten.sin")
+    with pytest.raises(TypeError, match="op_names_to_skip is the string 'sin'"):
+        OpenvinoPartitioner(op_names_to_skip="sin")
+
+
+def test_a_skipped_aten_op_type_that_names_no_op_is_refused():
+    with pytest.raises(ValueError, match="'aten.sine', which is no ATen op"):
+        OpenvinoPartitioner(op_types_to_skip=["aten.sine"])
+    with pytest.raises(ValueError, match="'aten.add.Tensr'; aten.add's overloads are Tensor, "):
+        OpenvinoPartitioner(op_types_to_skip=["aten.add.Tensr"])
+    assert OpenvinoPartitioner(op_types_to_skip=["aten.add", "aten.add.Tensor"]).op_types_to_skip == {
+        "aten.add",
+        "aten.add.Tensor",
+    }
