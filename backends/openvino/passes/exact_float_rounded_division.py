@@ -66,6 +66,30 @@ def _corrected_floor(graph: torch.fx.Graph, dividend, divisor, quotient):
     return emit(graph, aten.where.self, too_small, emit(graph, aten.add.Scalar, lowered, 1), lowered)
 
 
+def _floor_at_infinities(graph: torch.fx.Graph, dividend, divisor, quotient, floored):
+    """PyTorch's floor division where an operand is infinite, which the remainder cannot
+    correct (it is NaN there): NaN for an infinite dividend; for a finite one over an
+    infinite divisor, -1 where the two have opposite signs, else the quotient's signed zero."""
+    result = floored
+    if isinstance(divisor, torch.fx.Node):
+        below_zero = emit(
+            graph, aten.ne.Tensor, emit(graph, aten.lt.Scalar, dividend, 0), emit(graph, aten.lt.Scalar, divisor, 0)
+        )
+        minus_one = emit(graph, aten.logical_and.default, below_zero, emit(graph, aten.ne.Scalar, dividend, 0))
+        at_infinity = emit(
+            graph,
+            aten.where.self,
+            minus_one,
+            emit(graph, aten.add.Scalar, emit(graph, aten.mul.Scalar, quotient, 0), -1),
+            quotient,
+        )
+        result = emit(graph, aten.where.self, emit(graph, aten.isinf.default, divisor), at_infinity, result)
+    if isinstance(dividend, torch.fx.Node):
+        not_a_number = emit(graph, aten.mul.Scalar, dividend, 0)  # inf * 0
+        result = emit(graph, aten.where.self, emit(graph, aten.isinf.default, dividend), not_a_number, result)
+    return result
+
+
 def _corrected_trunc(graph: torch.fx.Graph, dividend, divisor):
     """trunc(dividend / divisor): the corrected floor of the magnitudes, with the
     quotient's sign. In floats: the frontend's cast through int32 breaks past 2**31."""
@@ -96,7 +120,9 @@ def exact_float_rounded_division(graph_module: torch.fx.GraphModule) -> torch.fx
                 if widen:
                     dividend = emit(graph, aten._to_copy.default, dividend, dtype=torch.float32)
                     divisor = emit(graph, aten._to_copy.default, divisor, dtype=torch.float32)
-                result = _corrected_floor(graph, dividend, divisor, emit(graph, aten.div.Tensor, dividend, divisor))
+                quotient = emit(graph, aten.div.Tensor, dividend, divisor)
+                floored = _corrected_floor(graph, dividend, divisor, quotient)
+                result = _floor_at_infinities(graph, dividend, divisor, quotient, floored)
                 if widen:
                     result = emit(graph, aten._to_copy.default, result, dtype=dtype)
         replace(graph, node, result)

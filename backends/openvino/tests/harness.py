@@ -210,6 +210,7 @@ def assert_close(
             want,
             rtol=default_rtol if rtol is None else rtol,
             atol=default_atol if atol is None else atol,
+            equal_nan=True,  # a NaN where eager has one is eager's value
             msg=lambda text, index=index: f"output {index}: {text}",
         )
 

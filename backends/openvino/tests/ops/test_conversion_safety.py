@@ -203,6 +203,15 @@ def test_float_floor_division_of_exact_multiples_is_not_one_below(tmp_path):
     check_against_eager(FloorDivide(), inputs, tmp_path, expect_delegated=["aten.div.Tensor_mode"])
 
 
+def test_float_floor_division_with_an_infinite_operand_matches_eager(tmp_path):
+    inf = float("inf")
+    inputs = [
+        (torch.tensor([inf, -inf, -7.0, 7.0, 0.0]), torch.tensor([2.0, 3.0, inf, inf, -inf])),
+        (torch.tensor([5.0, -7.0, 7.0, -inf, -0.0]), torch.tensor([-inf, -inf, -inf, -4.0, inf])),
+    ]
+    check_against_eager(FloorDivide(), inputs, tmp_path, expect_delegated=["aten.div.Tensor_mode"])
+
+
 class IntegerFloorDivide(torch.nn.Module):
     def forward(self, a8, b8, a16, b16):
         return a8 // b8, torch.div(a16, b16, rounding_mode="floor")
