@@ -72,6 +72,28 @@ class DecoderSettings:
         return self.max_seq_len
 
 
+# The wrapper gives the model its positions and masks; a model that still asks how much
+# the cache holds would compute from a number this cache cannot know at export, so it
+# is refused rather than answered wrongly.
+_POSITIONS_NOT_TRACKED = (
+    "this model asks its cache how many positions it holds, which the OpenVINO export's cache does not "
+    "track; its family is not supported (see docs/huggingface.md)"
+)
+
+
+def _cache_of(layers: List["_PositionsLayer"]) -> Any:
+    """A transformers Cache of our layers. Asked for its length (OPT, Falcon), it refuses
+    with our reason: transformers' own Cache would answer that it holds only linear
+    attention layers, as ours are not its CacheLayerMixin."""
+    from transformers import cache_utils
+
+    class PositionsCache(cache_utils.Cache):
+        def get_seq_length(self, layer_idx: int = 0) -> int:
+            raise NotImplementedError(_POSITIONS_NOT_TRACKED)
+
+    return PositionsCache(layers=layers)
+
+
 class _PositionsLayer:
     """One layer's cache: keys and values of ``max_seq_len`` positions, written where
     the decoder's positions say. Stands in for transformers' cache layers, whose
@@ -114,13 +136,7 @@ class _PositionsLayer:
         return self.keys.shape[2]
 
     def get_seq_length(self) -> int:
-        # The wrapper gives the model its positions and masks; a model that still asks
-        # how much the cache holds would compute from a number this cache cannot know
-        # at export, so it is refused rather than answered wrongly.
-        raise NotImplementedError(
-            "this model asks its cache how many positions it holds, which the OpenVINO export's cache does not "
-            "track; its family is not supported (see docs/huggingface.md)"
-        )
+        raise NotImplementedError(_POSITIONS_NOT_TRACKED)
 
     def reset(self) -> None:
         self.keys.zero_()
@@ -140,7 +156,7 @@ class HuggingFaceDecoder(torch.nn.Module):
     def __init__(self, model: torch.nn.Module, max_seq_len: int, dynamic_shape: bool = True) -> None:
         super().__init__()
         require_transformers()
-        from transformers import cache_utils, configuration_utils
+        from transformers import configuration_utils
 
         config = model.config.get_text_config()
         name = type(model).__name__
@@ -170,7 +186,7 @@ class HuggingFaceDecoder(torch.nn.Module):
             self.register_buffer(f"key_cache_{index}", torch.zeros(shape, dtype=self._dtype), persistent=False)
             self.register_buffer(f"value_cache_{index}", torch.zeros(shape, dtype=self._dtype), persistent=False)
             layers.append(_PositionsLayer(index, layer_type == SLIDING, self))
-        self.cache = cache_utils.Cache(layers=layers)
+        self.cache = _cache_of(layers)
         # One mask table per kind of layer, as transformers passes one mask per kind.
         for kind, window in windows.items():
             self.register_buffer(f"{kind}_mask", mask_table(max_seq_len, window), persistent=False)

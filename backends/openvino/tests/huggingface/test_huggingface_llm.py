@@ -391,6 +391,18 @@ def test_layers_of_an_unsupported_type_are_named():
         HuggingFaceDecoder(model, CONTEXT)
 
 
+def test_a_family_that_asks_its_cache_for_its_length_is_refused_with_the_reason():
+    """OPT counts its positions from the cache; transformers' own message blamed linear attention."""
+    from executorch_openvino.llm.huggingface import HuggingFaceDecoder
+
+    config = transformers.OPTConfig(
+        vocab_size=160, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, ffn_dim=64, word_embed_proj_dim=32
+    )
+    decoder = HuggingFaceDecoder(transformers.OPTForCausalLM(config).eval(), CONTEXT)
+    with pytest.raises(NotImplementedError, match="asks its cache how many positions it holds"):
+        decoder(torch.tensor([[5, 6, 7]]), {"input_pos": torch.tensor([0])})
+
+
 def test_longrope_past_its_short_context_is_refused():
     """Past original_max_position_embeddings longrope rotates every position by its long
     factors, and transformers computes the whole sequence again: a KV cache cannot."""
