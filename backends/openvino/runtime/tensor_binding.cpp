@@ -217,8 +217,27 @@ const char* after_prefix(const std::string& name, const char* prefix) {
 
 }  // namespace
 
+namespace {
+
+// "input 2 (decoder_input_ids)": the delegate numbers its inputs in its own order, which
+// can differ from the method's, so the log names the input as the exported graph does.
+std::string input_label(const ov::Output<const ov::Node>& port, size_t index) {
+  std::string label = "input " + std::to_string(index);
+  std::string graph_name;
+  for (const std::string& name : port.get_names()) {
+    const bool marker = after_prefix(name, "executorch_openvino.") != nullptr;
+    const bool number = !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
+    if (!marker && !number && (graph_name.empty() || name.size() < graph_name.size())) {
+      graph_name = name;
+    }
+  }
+  return graph_name.empty() ? label : label + " (" + graph_name + ")";
+}
+
+}  // namespace
+
 InputBinding::InputBinding(const ov::Output<const ov::Node>& port, size_t index)
-    : spec_(port, "input " + std::to_string(index)), index_(index) {
+    : spec_(port, input_label(port, index)), index_(index) {
   for (const std::string& name : port.get_names()) {
     if (const char* rows = after_prefix(name, kIndexRowsName)) {
       index_rows_ = std::strtoll(rows, nullptr, 10);

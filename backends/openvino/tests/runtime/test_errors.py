@@ -94,6 +94,23 @@ def test_input_of_wrong_dtype_is_refused_and_the_method_still_works(tmp_path):
     assert_close(run(method, good), eager(model, good))
 
 
+class Embedded(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = torch.nn.Embedding(10, 4)
+
+    def forward(self, scale, tokens):
+        return self.table(tokens) * scale
+
+
+def test_a_refused_input_is_named_as_the_exported_graph_names_it(tmp_path, capfd):
+    """The delegate's inputs are numbered in its own order; the log line also names the input."""
+    method = lower(Embedded(), (torch.ones(1), torch.tensor([[3]])), tmp_path).load_method()
+    with pytest.raises(RuntimeError):
+        method.execute([torch.ones(1), torch.tensor([[12]])])
+    assert "(tokens): index 12 (element 0) is outside the dimension of size 10" in capfd.readouterr().err
+
+
 def test_input_of_wrong_shape_is_refused_and_the_method_still_works(tmp_path):
     model = AddOne()
     method = lower(model, (torch.randn(2, 3),), tmp_path).load_method()
