@@ -1,5 +1,6 @@
 #include "kv_cache.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -10,6 +11,7 @@
 #include <executorch_openvino/backend.h>
 
 #include "openvino_error.h"
+#include "tensor_binding.h"
 
 namespace executorch_openvino {
 
@@ -92,6 +94,29 @@ bool is_per_sequence_id(const std::string& variable_id) {
   return ends_with(variable_id, kPerSequenceSuffix);
 }
 
+namespace {
+
+std::vector<CacheSequence::PerSequenceInput> per_sequence_inputs_of(const ov::CompiledModel& compiled) {
+  std::vector<CacheSequence::PerSequenceInput> found;
+  const auto& inputs = compiled.inputs();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].get_names().count(kPerSequenceInputName) != 0) {
+      found.push_back({i, input_label(inputs[i], i), {}});
+    }
+  }
+  return found;
+}
+
+std::string sizes_text(const std::vector<int64_t>& sizes) {
+  std::string text = "[";
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    text += (d == 0 ? "" : ", ") + std::to_string(sizes[d]);
+  }
+  return text + "]";
+}
+
+}  // namespace
+
 bool is_grown_cache(const ov::VariableState& state) {
   return is_grown_cache_id(state.get_name());
 }
@@ -127,6 +152,7 @@ Result<std::optional<CacheSequence>> CacheSequence::find(const ov::CompiledModel
         sequence.grown_caches_.push_back(GrownCache{state, position_axis(state)});
       }
       sequence.per_sequence_ = std::move(per_sequence);
+      sequence.per_sequence_inputs_ = per_sequence_inputs_of(compiled);
       return std::optional<CacheSequence>(std::move(sequence));
     }
   }
@@ -184,6 +210,7 @@ Error CacheSequence::before_call(executorch::runtime::Span<EValue*> inputs) {
       return Error::InvalidArgument;
     }
   }
+  ET_CHECK_OK_OR_RETURN_ERROR(keep_per_sequence_sizes(inputs, start));
   if (start == 0) {
     if (filled_ != 0) {
       for (auto& cache : grown_caches_) {
@@ -208,6 +235,32 @@ Error CacheSequence::before_call(executorch::runtime::Span<EValue*> inputs) {
   }
   pending_start_ = start;
   pending_end_ = start + static_cast<int64_t>(count);
+  return Error::Ok;
+}
+
+Error CacheSequence::keep_per_sequence_sizes(executorch::runtime::Span<EValue*> inputs, int64_t start) {
+  // A call that does not continue the sequence is refused below, for that reason.
+  const bool continues = start > 0 && filled_ != kUnknown && start <= filled_;
+  for (auto& kept : per_sequence_inputs_) {
+    if (kept.input >= inputs.size() || !inputs[kept.input]->isTensor()) {
+      return Error::InvalidArgument;  // the input bindings have checked it
+    }
+    const auto sizes = inputs[kept.input]->toTensor().sizes();
+    if (start == 0) {
+      kept.sizes.assign(sizes.begin(), sizes.end());
+      continue;
+    }
+    if (!continues || std::equal(sizes.begin(), sizes.end(), kept.sizes.begin(), kept.sizes.end())) {
+      continue;
+    }
+    const std::vector<int64_t> given(sizes.begin(), sizes.end());
+    ET_LOG(Error,
+           "OpenVINO delegate: %s has sizes %s at position %lld, but its sequence started at position 0 with %s: "
+           "the values computed from it are kept for the whole sequence; start again at position 0 to change it",
+           kept.label.c_str(), sizes_text(given).c_str(), static_cast<long long>(start),
+           sizes_text(kept.sizes).c_str());
+    return Error::InvalidArgument;
+  }
   return Error::Ok;
 }
 

@@ -53,7 +53,12 @@ class CacheSequence {
   /// checks are before_call's: false for inputs it would refuse).
   bool starts_again(executorch::runtime::Span<executorch::runtime::EValue*> inputs) const;
   /// When another request's states were copied into this one's: it holds what `other` held.
-  void continue_from(const CacheSequence& other) { filled_ = other.filled_; }
+  void continue_from(const CacheSequence& other) {
+    filled_ = other.filled_;
+    for (size_t i = 0; i < per_sequence_inputs_.size() && i < other.per_sequence_inputs_.size(); ++i) {
+      per_sequence_inputs_[i].sizes = other.per_sequence_inputs_[i].sizes;
+    }
+  }
 
   /// Where a call's count of positions is read when the positions input holds only
   /// the first one (a dynamic-length export): the size of dimension `dim` of input
@@ -64,6 +69,16 @@ class CacheSequence {
   };
   /// Set for a dynamic-length export; else a call writes as many positions as it lists.
   const std::optional<CountSource>& count_source() const { return count_source_; }
+
+  /// An input marked kPerSequenceInputName: the values kept per sequence are computed
+  /// from it, and other ops read its shape, so a call at a later position with other
+  /// sizes would fail inside OpenVINO (and leave OpenVINO 2026.4.1's CPU plugin failing
+  /// the restarts that follow, with the first sizes too). Such a call is refused.
+  struct PerSequenceInput {
+    size_t input;
+    std::string label;           // input_label's
+    std::vector<int64_t> sizes;  // at the sequence's position 0
+  };
 
   /// The positions the cache holds at most.
   int64_t capacity() const { return capacity_; }
@@ -78,6 +93,9 @@ class CacheSequence {
 
   // Keeps positions 0..positions-1 of every grown cache: a call went back.
   executorch::runtime::Error trim_to(int64_t positions);
+  // Records the sizes of the per-sequence inputs at position 0, or checks a later call's.
+  executorch::runtime::Error keep_per_sequence_sizes(executorch::runtime::Span<executorch::runtime::EValue*> inputs,
+                                                     int64_t start);
 
   struct GrownCache {
     ov::VariableState state;
@@ -92,6 +110,7 @@ class CacheSequence {
   int64_t pending_end_ = 0;
   std::vector<GrownCache> grown_caches_;
   std::vector<ov::VariableState> per_sequence_;  // emptied with the caches at position 0
+  std::vector<PerSequenceInput> per_sequence_inputs_;
 };
 
 }  // namespace executorch_openvino

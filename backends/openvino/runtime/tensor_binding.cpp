@@ -217,10 +217,6 @@ const char* after_prefix(const std::string& name, const char* prefix) {
 
 }  // namespace
 
-namespace {
-
-// "input 2 (decoder_input_ids)": the delegate numbers its inputs in its own order, which
-// can differ from the method's, so the log names the input as the exported graph does.
 std::string input_label(const ov::Output<const ov::Node>& port, size_t index) {
   std::string label = "input " + std::to_string(index);
   std::string graph_name;
@@ -233,8 +229,6 @@ std::string input_label(const ov::Output<const ov::Node>& port, size_t index) {
   }
   return graph_name.empty() ? label : label + " (" + graph_name + ")";
 }
-
-}  // namespace
 
 InputBinding::InputBinding(const ov::Output<const ov::Node>& port, size_t index)
     : spec_(port, input_label(port, index)), index_(index) {

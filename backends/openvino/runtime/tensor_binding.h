@@ -24,6 +24,11 @@
 
 namespace executorch_openvino {
 
+/// "input 2 (decoder_input_ids)": how logs name input `index` of the compiled model. The
+/// delegate numbers its inputs in its own order, which can differ from the method's, so
+/// the label adds the name the exported graph gives the input.
+std::string input_label(const ov::Output<const ov::Node>& port, size_t index);
+
 /// What a port of the compiled model accepts, read once at load.
 class PortSpec {
  public:

@@ -40,6 +40,10 @@ logger = logging.getLogger(__name__)
 #: What the id of a per-sequence variable ends with; the runtime empties those when a
 #: call starts again at position 0 (kPerSequenceSuffix in backend.h).
 PER_SEQUENCE_SUFFIX = ".per_sequence"
+#: The name an input those values are computed from carries (kPerSequenceInputName in
+#: backend.h): the runtime refuses a call at a later position whose input has other sizes
+#: than at position 0, since the values kept would not fit it.
+PER_SEQUENCE_INPUT_NAME = "executorch_openvino.per_sequence_input"
 #: The runtime-info key marking the costly ops of a variable's initial value: the CPU
 #: plugin computes each initial value on its own, only when it starts empty, so a later
 #: rewrite must not join such an op with others (sibling_products.py), which would make
@@ -77,6 +81,8 @@ def keep_per_sequence_values(model: ov.Model, input_names: Sequence[str]) -> int
     for node in costly:
         node.get_rt_info()[COMPUTED_PER_SEQUENCE] = True
     if kept:
+        for source in sources:
+            source.output(0).add_names({PER_SEQUENCE_INPUT_NAME})
         model.validate_nodes_and_infer_types()
         names = ", ".join(input_names)
         logger.info("OpenVINO delegate: %d value(s) of %s computed once per sequence", len(kept), names)

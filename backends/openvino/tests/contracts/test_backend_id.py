@@ -53,7 +53,10 @@ def python_names() -> dict:
     """Every string constant of backend.h, by its C++ name, as Python spells it."""
     from executorch_openvino.conversion.rewrites.index_bounds import INDEX_ROWS_NAME, SIGNED_INDEX_ROWS_NAME
     from executorch_openvino.conversion.rewrites.kv_cache_growth import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
-    from executorch_openvino.conversion.rewrites.per_sequence_values import PER_SEQUENCE_SUFFIX
+    from executorch_openvino.conversion.rewrites.per_sequence_values import (
+        PER_SEQUENCE_INPUT_NAME,
+        PER_SEQUENCE_SUFFIX,
+    )
     from executorch_openvino.native_library import GIVE_BACK_MEMORY
     from executorch_openvino.serialization.named_weights import NAMED_WEIGHT_NAME
 
@@ -65,6 +68,7 @@ def python_names() -> dict:
         "kCachePositionsName": CACHE_POSITIONS_NAME,
         "kGrownCacheSuffix": GROWN_CACHE_SUFFIX,
         "kPerSequenceSuffix": PER_SEQUENCE_SUFFIX,
+        "kPerSequenceInputName": PER_SEQUENCE_INPUT_NAME,
         "kIndexRowsName": INDEX_ROWS_NAME,
         "kNamedWeightName": NAMED_WEIGHT_NAME,
         "kSignedIndexRowsName": SIGNED_INDEX_ROWS_NAME,

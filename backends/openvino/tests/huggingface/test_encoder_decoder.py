@@ -340,6 +340,27 @@ def test_decoding_past_the_cache_fails_the_call_and_a_new_sequence_works(t5):
     assert runner.generate(torch.tensor([[5, 6, 7]]), max_new_tokens=2)[0] == 0
 
 
+def test_an_encoder_output_of_another_length_within_a_sequence_is_refused_and_a_restart_works(t5, capfd):
+    """The decoder keeps values computed from the encoder output of position 0 for the
+    whole sequence, so a later step with an encoder output of another length is refused,
+    naming the input. Before, it failed inside OpenVINO, and OpenVINO 2026.4.1's CPU
+    plugin then failed every restart with the first length too."""
+    runner = EncoderDecoderRunner(t5["pte"])
+    ids = {length: torch.arange(5, 5 + length).unsqueeze(0) for length in (3, 7)}
+    hidden = {length: runner.encode(ids[length]) for length in ids}
+    runner._decoder.execute([torch.tensor([[0]]), hidden[7], torch.tensor([0])])
+    capfd.readouterr()
+    with pytest.raises(RuntimeError):
+        runner._decoder.execute([torch.tensor([[5]]), hidden[3], torch.tensor([1])])
+    log = capfd.readouterr().err
+    assert "(encoder_hidden_states) has sizes [1, 3, 64] at position 1" in log
+    assert "started at position 0 with [1, 7, 64]" in log
+    [logits] = runner._decoder.execute([torch.tensor([[0]]), hidden[7], torch.tensor([0])])
+    with torch.no_grad():
+        want = t5["model"](input_ids=ids[7], decoder_input_ids=torch.tensor([[0]])).logits
+    assert_close([logits.clone()], [want], rtol=1e-4, atol=1e-3)
+
+
 def test_a_decoder_longer_than_whisper_was_made_for_is_refused(whisper, tmp_path):
     with pytest.raises(ValueError, match="max_seq_len 40 passes its decoder's 32 positions"):
         export_main(["--hf", str(whisper["folder"]), "--output", str(tmp_path / "x.pte"), "--max-seq-len", "40"])

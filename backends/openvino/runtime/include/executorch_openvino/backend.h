@@ -53,6 +53,9 @@ inline constexpr const char kGrownCacheSuffix[] = ".grown";
 /// a sequence (conversion/rewrites/per_sequence_values.py); a restart at position 0
 /// empties those too, so that the next call computes them from its inputs.
 inline constexpr const char kPerSequenceSuffix[] = ".per_sequence";
+/// The name an input carries whose values those variables are computed from: its shape
+/// must stay the one it had at position 0 until the sequence starts again.
+inline constexpr const char kPerSequenceInputName[] = "executorch_openvino.per_sequence_input";
 /// The name, followed by the size n of the dimension it indexes, of an input that an
 /// indexing op (embedding, index_select, gather, scatter...) reads as its indices
 /// (conversion/rewrites/index_bounds.py): a call with an index outside 0 .. n - 1 fails.
