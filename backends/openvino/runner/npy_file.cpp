@@ -143,6 +143,15 @@ bool read_npy(const std::string& path, NpyArray& array, std::string& error) {
     error = path + ": .npy format version " + std::to_string(major) + " is not one of 1, 2, 3";
     return false;
   }
+  // The header's size is checked against the file's before anything is allocated.
+  const std::streampos header_start = file.tellg();
+  file.seekg(0, std::ios::end);
+  const std::streampos file_end = file.tellg();
+  file.seekg(header_start);
+  if (!file || header_start < 0 || static_cast<uint64_t>(file_end - header_start) < header_size) {
+    error = path + ": the file ends inside its header";
+    return false;
+  }
   std::string header(header_size, '\0');
   if (!file.read(header.data(), header_size)) {
     error = path + ": the file ends inside its header";

@@ -23,6 +23,7 @@
  * failed; 4 an input was refused; 5 execute failed.
  */
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -68,6 +69,9 @@ using executorch_openvino::runner::NpyArray;
 
 constexpr int kUsage = 1, kProgramLoad = 2, kMethodLoad = 3, kInput = 4, kExecute = 5;
 constexpr size_t kValuesShown = 8;
+// Each call's latency is kept until the report: a bound keeps a mistyped count from
+// growing that without end.
+constexpr long kMostIterations = 100000000;
 
 struct Options {
   std::string program;
@@ -78,6 +82,7 @@ struct Options {
   std::string save_outputs;
   std::string etdump;
   bool give_back_memory = false;
+  bool help = false;
   long iterations = 10;
 };
 
@@ -109,6 +114,10 @@ std::string parse(int argc, char** argv, Options& options) {
       options.give_back_memory = true;
       continue;
     }
+    if (arg == "--help") {
+      options.help = true;
+      return "";
+    }
     const auto text = std::find_if(std::begin(texts), std::end(texts), [&](const auto& t) { return arg == t.first; });
     if (text == std::end(texts) && arg != "--input" && arg != "--iterations") return "unknown option " + arg;
     if (i + 1 >= argc) return arg + " needs a value";
@@ -119,8 +128,20 @@ std::string parse(int argc, char** argv, Options& options) {
       options.inputs.push_back(value);
     } else {
       char* end = nullptr;
+      errno = 0;
       options.iterations = std::strtol(value, &end, 10);
-      if (*end != '\0' || options.iterations < 1) return std::string("--iterations ") + value + " is not a count >= 1";
+      if (*end != '\0' || errno == ERANGE || options.iterations < 1 || options.iterations > kMostIterations) {
+        return std::string("--iterations ") + value + " is not a count from 1 to " + std::to_string(kMostIterations);
+      }
+    }
+  }
+  // They become ExecuTorch load options, whose values hold fewer bytes (a longer one was cut).
+  for (const auto& [flag, text] :
+       {std::pair{"--cache-dir", &options.cache_dir}, {"--inference-precision", &options.precision}}) {
+    if (text->size() >= executorch::runtime::kMaxOptionValueLength) {
+      return std::string(flag) + " is " + std::to_string(text->size()) +
+             " bytes long; ExecuTorch's load options take " +
+             std::to_string(executorch::runtime::kMaxOptionValueLength - 1) + " at most";
     }
   }
   return options.program.empty() ? "no program given" : "";
@@ -460,6 +481,10 @@ int run(const Options& options) {
 int main(int argc, char** argv) {
   Options options;
   if (const std::string problem = parse(argc, argv, options); !problem.empty()) return usage(problem);
+  if (options.help) {
+    std::printf("%s", kUsageText);
+    return 0;
+  }
   executorch::runtime::runtime_init();
   if (const int status = etov_registration_status(); status != 0) {
     std::fprintf(stderr, "the OpenVINO delegate did not register (error %d)\n", status);

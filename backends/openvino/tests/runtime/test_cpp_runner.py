@@ -151,6 +151,47 @@ def test_runner_refuses_an_npy_file_with_a_negative_size(split_program, tmp_path
     assert "its shape holds '-5', not a size" in result.stderr
 
 
+def test_runner_refuses_an_npy_header_longer_than_the_file_without_allocating_it(split_program, tmp_path):
+    """A 13-byte file whose format-2.0 header claims 4 GB: refused before the header is
+    read. Under a 3 GB address-space limit the runner died of std::bad_alloc reading it."""
+    import resource
+
+    (tmp_path / "x.npy").write_bytes(b"\x93NUMPY\x02\x00" + (0xFFFFFFF0).to_bytes(4, "little") + b"{")
+
+    def limit_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    result = subprocess.run(
+        [str(RUNNER), str(split_program[1]), "--input", str(tmp_path / "x.npy")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit_memory,
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "the file ends inside its header" in result.stderr
+
+
+def test_runner_refuses_a_cache_dir_longer_than_a_load_option_holds(split_program, tmp_path):
+    """ExecuTorch's load options hold 255 bytes: a longer --cache-dir was cut there, and
+    the cache went to another folder without a word."""
+    folder = tmp_path / ("c" * 200) / ("d" * 100)
+    result = run(split_program[1], "--cache-dir", folder, check=False)
+    assert result.returncode == 1
+    assert f"--cache-dir is {len(str(folder))} bytes long; ExecuTorch's load options take 255 at most" in result.stderr
+
+
+def test_runner_refuses_an_iteration_count_it_cannot_hold(split_program):
+    result = run(split_program[1], "--iterations", "99999999999999999999", check=False)
+    assert result.returncode == 1
+    assert "--iterations 99999999999999999999 is not a count from 1 to 100000000" in result.stderr
+
+
+def test_runner_prints_its_usage_on_help():
+    result = run("--help")
+    assert result.stdout.startswith("usage: executorch-openvino-run model.pte")
+
+
 def test_runner_refuses_an_unknown_option_also_as_the_last_argument(split_program):
     result = run(split_program[1], "--bogus", check=False)
     assert result.returncode == 1
