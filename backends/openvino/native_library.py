@@ -29,6 +29,9 @@ LIBRARY_NAME = "libexecutorch_openvino_runtime.so"
 #: The load option that gives back memory the runtime did not allocate (kGiveBackMemoryKey in backend.h).
 GIVE_BACK_MEMORY = "give_back_memory"
 _ERROR_OK = 0
+#: The bytes a load option's value holds: ExecuTorch's kMaxOptionValueLength
+#: (executorch/runtime/backend/options.h) less its terminating NUL.
+_MOST_LOAD_OPTION_BYTES = 255
 
 
 class LoadOptionError(ValueError):
@@ -198,8 +201,10 @@ def set_load_options(
     if inference_precision:
         check_precision(inference_precision)
     if cache_dir:
-        cache_dir = check_cache_dir(cache_dir)
-    give_back = None if give_back_memory is None else str(int(bool(give_back_memory)))
+        cache_dir = _load_option_text(CACHE_DIR, check_cache_dir(cache_dir))
+    if give_back_memory is not None and not isinstance(give_back_memory, bool):
+        raise ValueError(f"OpenVINO give_back_memory {give_back_memory!r} is not accepted; accepted: True, False")
+    give_back = None if give_back_memory is None else str(int(give_back_memory))
     values = ((INFERENCE_PRECISION, inference_precision), (CACHE_DIR, cache_dir), (GIVE_BACK_MEMORY, give_back))
     for key, value in values:
         if value is None:
@@ -207,6 +212,21 @@ def set_load_options(
         status = load_runtime_library().etov_set_load_option(key.encode(), value.encode())
         if status != _ERROR_OK:
             raise LoadOptionError(f"the OpenVINO runtime refused {key}={value!r} (error {status})")
+
+
+def _load_option_text(key: str, value: str) -> str:
+    """`value` if ExecuTorch's load options can hold it: UTF-8 text of at most
+    _MOST_LOAD_OPTION_BYTES bytes."""
+    try:
+        size = len(value.encode())
+    except UnicodeEncodeError as error:
+        raise ValueError(f"OpenVINO {key} {value!r} is not accepted as a load option: it is not UTF-8 text") from error
+    if size > _MOST_LOAD_OPTION_BYTES:
+        raise ValueError(
+            f"OpenVINO {key} {value!r} is {size} bytes long; a load option holds {_MOST_LOAD_OPTION_BYTES} bytes "
+            "at most (ExecuTorch's option values): use a shorter path, or the compile spec at export"
+        )
+    return value
 
 
 def runtime_compile_config(

@@ -430,8 +430,19 @@ const char* etov_openvino_version() {
 
 int etov_set_load_option(const char* key, const char* value) {
   using executorch::runtime::BackendOption;
-  if (key == nullptr || value == nullptr || std::strlen(key) >= executorch::runtime::kMaxOptionKeyLength ||
-      std::strlen(value) >= executorch::runtime::kMaxOptionValueLength) {
+  if (key == nullptr || value == nullptr) {
+    return static_cast<int>(executorch::runtime::Error::InvalidArgument);
+  }
+  using executorch::runtime::kMaxOptionKeyLength;
+  using executorch::runtime::kMaxOptionValueLength;
+  if (std::strlen(key) >= kMaxOptionKeyLength) {
+    ET_LOG(Error, "OpenVINO delegate: load option '%.64s...' is not one: ExecuTorch's option keys hold %zu bytes", key,
+           kMaxOptionKeyLength - 1);
+    return static_cast<int>(executorch::runtime::Error::InvalidArgument);
+  }
+  if (std::strlen(value) >= kMaxOptionValueLength) {
+    ET_LOG(Error, "OpenVINO delegate: load option %s's value is %zu bytes long; ExecuTorch's option values hold %zu",
+           key, std::strlen(value), kMaxOptionValueLength - 1);
     return static_cast<int>(executorch::runtime::Error::InvalidArgument);
   }
   BackendOption option{};

@@ -257,3 +257,24 @@ def test_a_scatter_index_computed_below_minus_size_fails_the_call_without_a_cras
     for index in (12, 10, 13):
         inputs = (torch.randn(6, 4), torch.full((6, 1), index))
         assert_close(run(method, inputs), eager(model, inputs))
+
+
+@pytest.mark.parametrize("value", ["0", "false", 2, [0]])
+def test_give_back_memory_takes_only_true_or_false(value):
+    """A string "0" turned the option on before (it was read as Python truth)."""
+    import executorch_openvino
+
+    with pytest.raises(ValueError, match=r"give_back_memory .* accepted: True, False"):
+        executorch_openvino.set_load_options(give_back_memory=value)
+
+
+def test_a_cache_dir_longer_than_a_load_option_holds_is_refused_naming_the_limit(tmp_path, capfd):
+    import executorch_openvino
+
+    folder = str(tmp_path / ("c" * 300))
+    with pytest.raises(ValueError, match=r"is \d+ bytes long; a load option holds 255 bytes at most"):
+        executorch_openvino.set_load_options(cache_dir=folder)
+    # The runtime says why too, for callers that reach it without the Python check.
+    library = executorch_openvino.load_runtime_library()
+    assert library.etov_set_load_option(b"cache_dir", folder.encode()) != 0
+    assert f"load option cache_dir's value is {len(folder)} bytes long" in capfd.readouterr().err
