@@ -87,12 +87,20 @@ const std::string& known_compile_spec_keys() {
 
 Result<CompileSettings> options_from_compile_specs(ArrayRef<CompileSpec> specs) {
   CompileSettings options;
-  for (const CompileSpec& spec : specs) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const CompileSpec& spec = specs[i];
     Result<std::string> value = spec_text(spec);
     if (!value.ok()) {
       return value.error();
     }
     const std::string_view key(spec.key == nullptr ? "" : spec.key);
+    // Lowering refuses a repeated key too (compile_specs.py): which one would win is not obvious.
+    for (size_t earlier = 0; earlier < i; ++earlier) {
+      if (specs[earlier].key != nullptr && key == specs[earlier].key) {
+        ET_LOG(Error, "OpenVINO program: compile spec %s is given twice", spec.key);
+        return Error::InvalidArgument;
+      }
+    }
     if (key == kDeviceKey) {
       options.device = *value;
     } else if (key == kPrecisionKey) {

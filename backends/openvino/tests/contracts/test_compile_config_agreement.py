@@ -103,6 +103,15 @@ def test_the_runtime_refuses_a_spec_it_does_not_know():
         native_library.runtime_compile_config([("precision", "f32")], has_fake_quantize=False)
 
 
+def test_python_and_the_runtime_refuse_a_repeated_spec():
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+    with pytest.raises(ValueError, match="given twice"):
+        parse_compile_specs([CompileSpec("device", b"CPU"), CompileSpec("device", b"AUTO")])
+    with pytest.raises(ValueError, match="refused"):
+        native_library.runtime_compile_config([("device", "CPU"), ("device", "AUTO")], has_fake_quantize=False)
+
+
 def _tiny_model():
     import numpy as np
     import openvino as ov
