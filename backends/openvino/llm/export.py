@@ -63,7 +63,20 @@ def speed_preset(compressed_weights: bool) -> Dict[str, str]:
     return {"inference_precision": "bf16", "kv_cache_precision": "u8" if compressed_weights else "f16"}
 
 
-def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool, vocab_size: Optional[int] = None):
+#: ExecuTorch's model classes (its LlmConfig's base.model_class) whose export_llm does not
+#: build a text decoder from params.json as ModelArgs says.
+_OTHER_MODEL_CLASSES = {"llama3_2_vision": "a vision model", "static_llama": "a static-shape model of its own"}
+#: The classes whose scaled RoPE keeps ModelArgs' scale factor (8); export_llm gives every
+#: later class 32 (executorch/examples/models/llama/model.py, ExecuTorch 1.5.1).
+_ROPE_SCALE_8_CLASSES = ("llama3", "llama3_1")
+_ROPE_SCALE_LATER = 32.0
+#: The classes before scaled RoPE, whose use_scaled_rope export_llm refuses.
+_UNSCALED_ROPE_CLASSES = ("llama2", "stories110m")
+
+
+def _model_args(
+    params: Path, max_seq_len: int, dynamic_shape: bool, vocab_size: Optional[int] = None, model_class: str = "llama3"
+):
     import dataclasses
 
     from executorch.examples.models.llama.model_args import ModelArgs
@@ -81,7 +94,29 @@ def _model_args(params: Path, max_seq_len: int, dynamic_shape: bool, vocab_size:
     settings.update(
         max_seq_len=max_seq_len, max_context_len=max_seq_len, use_kv_cache=True, enable_dynamic_shape=dynamic_shape
     )
-    return ModelArgs(**settings)
+    args = ModelArgs(**settings)
+    _apply_model_class(args, model_class, params)
+    return args
+
+
+def _apply_model_class(args: Any, model_class: str, params: Path) -> None:
+    """What ExecuTorch's export_llm makes of `model_class` for a params.json: its classes
+    after Llama 3.1 (llama3_2, qwen...) scale a scaled RoPE by 32, not ModelArgs' 8."""
+    from executorch.extension.llm.export.config.llm_config import ModelType
+
+    classes = [kind.value for kind in ModelType]
+    if model_class not in classes:
+        raise SystemExit(f"model class {model_class!r} is not one of ExecuTorch's: {', '.join(classes)}")
+    if model_class in _OTHER_MODEL_CLASSES:
+        raise SystemExit(
+            f"model class {model_class} is {_OTHER_MODEL_CLASSES[model_class]} in ExecuTorch's export, "
+            "not a text decoder this export makes from params.json"
+        )
+    if not args.use_scaled_rope or model_class in _ROPE_SCALE_8_CLASSES:
+        return
+    if model_class in _UNSCALED_ROPE_CLASSES:
+        raise SystemExit(f"{params}: use_scaled_rope is true, but model class {model_class} predates scaled RoPE")
+    args.rope_scale_factor = _ROPE_SCALE_LATER
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -109,6 +144,11 @@ def _parser() -> argparse.ArgumentParser:
         "(the config's n_positions or max_position_embeddings by default)",
     )
     parser.add_argument("--vocab-size", type=int, help="overrides params.json (whose Llama 2 form says -1)")
+    parser.add_argument(
+        "--model-class",
+        help="with --params, ExecuTorch's base.model_class (default llama3), read as its export_llm reads it: "
+        "a scaled RoPE takes a scale factor of 32 for classes after llama3_1 (llama3_2...), else 8",
+    )
     parser.add_argument(
         "--static-shape",
         action="store_true",
@@ -204,8 +244,10 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     options = parser.parse_args(argv)
     if options.one_token_model and options.static_shape:
         parser.error("--one-token-model is for dynamic-length exports; --static-shape has one token per call already")
-    if options.hf and (options.checkpoint or options.vocab_size is not None):
-        parser.error("--checkpoint and --vocab-size are for --params; a --hf folder holds its weights and sizes")
+    if options.hf and (options.checkpoint or options.vocab_size is not None or options.model_class):
+        parser.error(
+            "--checkpoint, --vocab-size and --model-class are for --params; a --hf folder holds its weights and sizes"
+        )
     if options.params and options.max_source_len is not None:
         parser.error("--max-source-len is for --hf encoder-decoders (T5, BART)")
     logging.basicConfig(level=logging.INFO)
@@ -450,7 +492,9 @@ def _export_params(
 ) -> ExecutorchProgramManager:
     from executorch.examples.models.llama.llama_transformer import construct_transformer
 
-    args = _model_args(options.params, options.max_seq_len, not options.static_shape, options.vocab_size)
+    args = _model_args(
+        options.params, options.max_seq_len, not options.static_shape, options.vocab_size, options.model_class or "llama3"
+    )
     bos = 1 if options.bos_id is None else options.bos_id
     if compression and compression.get("dataset") is not None:
         if options.tokenizer is None:

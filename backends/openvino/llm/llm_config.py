@@ -110,7 +110,8 @@ def export_flags(config: Any) -> List[str]:
             f"{export.max_context_length}: this export takes prompts up to the cache's length; set them equal"
         )
     name = export.output_name or f"openvino_{_value(base.model_class)}.pte"
-    flags = ["--params", base.params, "--output", str(Path(export.output_dir) / name)]
+    flags = ["--params", base.params, "--model-class", _value(base.model_class)]
+    flags += ["--output", str(Path(export.output_dir) / name)]
     flags += ["--max-seq-len", str(export.max_context_length), "--device", openvino.device]
     if base.checkpoint:
         flags += ["--checkpoint", base.checkpoint]

@@ -99,3 +99,38 @@ def test_overrides_set_keys_and_flags_beside_the_config_win(config, tmp_path):
 def test_a_key_that_does_not_apply_to_this_backend_is_refused_by_name(config, tmp_path, override, named):
     with pytest.raises(SystemExit, match=named):
         main(["--config", str(config), *readme_overrides(tmp_path), override, "--output", str(tmp_path / "x.pte")])
+
+
+@pytest.mark.parametrize("model_class", ["llama3", "llama3_1", "llama3_2", "qwen3_0_6b"])
+def test_a_scaled_rope_takes_the_scale_factor_executorchs_export_gives_its_model_class(tmp_path, model_class):
+    """Llama 3.2's params.json says use_scaled_rope and no factor: ExecuTorch's export_llm
+    gives classes after llama3_1 a factor of 32, ModelArgs' default being 8. Before, the
+    --config export kept 8 for llama3_2, and the logits drifted with the position."""
+    from executorch.examples.models.llama.model import Llama2Model
+    from executorch.extension.llm.export.config.llm_config import LlmConfig, ModelType
+    from executorch_openvino.llm.export import _model_args
+
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps(dict(PARAMS, vocab_size=256, rope_theta=500000.0, use_scaled_rope=True)))
+    executorch_config = LlmConfig()
+    executorch_config.base.params = str(params)
+    executorch_config.base.model_class = ModelType(model_class)
+    executorch_config.model.use_kv_cache = True
+    want = Llama2Model(llm_config=executorch_config).model_.params.rope_scale_factor
+    assert _model_args(params, 64, True, model_class=model_class).rope_scale_factor == want
+
+
+def test_the_config_passes_its_model_class_to_the_export(config, tmp_path):
+    from executorch_openvino.llm.llm_config import export_flags, load_llm_config
+
+    flags = export_flags(load_llm_config(config, readme_overrides(tmp_path)))
+    assert flags[flags.index("--model-class") + 1] == "llama3_2"
+
+
+@pytest.mark.parametrize(
+    "model_class, named", [("llama3_2_vision", "a vision model"), ("llama9", "is not one of ExecuTorch's")]
+)
+def test_a_model_class_this_export_does_not_make_is_refused_by_name(tmp_path, model_class, named):
+    (tmp_path / "params.json").write_text(json.dumps(PARAMS))
+    with pytest.raises(SystemExit, match=named):
+        main(["--params", str(tmp_path / "params.json"), "--model-class", model_class, "--output", str(tmp_path / "x")])
