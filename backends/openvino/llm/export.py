@@ -492,9 +492,8 @@ def _export_params(
 ) -> ExecutorchProgramManager:
     from executorch.examples.models.llama.llama_transformer import construct_transformer
 
-    args = _model_args(
-        options.params, options.max_seq_len, not options.static_shape, options.vocab_size, options.model_class or "llama3"
-    )
+    model_class = options.model_class or "llama3"
+    args = _model_args(options.params, options.max_seq_len, not options.static_shape, options.vocab_size, model_class)
     bos = 1 if options.bos_id is None else options.bos_id
     if compression and compression.get("dataset") is not None:
         if options.tokenizer is None:
