@@ -266,13 +266,17 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         )
 
     export = _export_huggingface if options.hf else _export_params
-    if options.paged_attention is not None:  # asked for or against: no falling back
-        program = export(options, specs_with(options.paged_attention), compression)
-    else:
-        program = paged_where_it_applies(
-            lambda paged: export(options, specs_with(paged), compression),
-            _paged_by_default(options, cache_precision),
-        )
+    try:
+        if options.paged_attention is not None:  # asked for or against: no falling back
+            program = export(options, specs_with(options.paged_attention), compression)
+        else:
+            program = paged_where_it_applies(
+                lambda paged: export(options, specs_with(paged), compression),
+                _paged_by_default(options, cache_precision),
+            )
+    except ValueError as error:  # what the export refuses, said as the command line says its own refusals
+        logger.debug("the export refused its input", exc_info=True)
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
     options.output.write_bytes(program.buffer)
     logger.info("wrote %s (%.1f MB)", options.output, len(program.buffer) / 1e6)
     if options.etrecord is not None:

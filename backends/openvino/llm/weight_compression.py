@@ -88,9 +88,17 @@ def compressed_module(exported: torch.export.ExportedProgram, settings: Dict[str
     for flag in ("gptq", "lora_correction"):  # NNCF's torch.fx backend refuses them even when False
         if not settings.get(flag):
             settings.pop(flag, None)
-    if settings.pop("lora_correction", False):
-        return _compressed_with_lora_correction(exported, mode, dataset, settings)
-    return nncf.compress_weights(exported.module(), mode=mode, dataset=dataset, **settings)
+    try:
+        if settings.pop("lora_correction", False):
+            return _compressed_with_lora_correction(exported, mode, dataset, settings)
+        return nncf.compress_weights(exported.module(), mode=mode, dataset=dataset, **settings)
+    except nncf.InvalidGroupSizeError as error:
+        groups = settings.get("group_size")
+        raise ValueError(
+            f"weight compression: {f'groups of {groups}' if groups else 'NNCF default groups'} do not divide the "
+            "input channels of every layer; give a group_size that does (--group-size on the command line), or -1 "
+            f"for one group per channel. NNCF: {error}"
+        ) from error
 
 
 def _compressed_with_lora_correction(
