@@ -1,6 +1,6 @@
 """Calibration text for data-aware weight compression, as inputs of an exported LLM.
 
-NNCF's data-aware 4-bit algorithms (AWQ, scale estimation, LoRA correction) and its
+NNCF's data-aware 4-bit algorithms (AWQ, scale estimation) and its
 mixed 4/8-bit choice of layers (a ``ratio`` below 1) read activations: they run the
 model on samples. This module only turns plain text (one sample a line) into the
 inputs the exported decoder takes, ``(tokens [1, S], {"input_pos": positions})``:

@@ -89,9 +89,9 @@ def export_llm(
         weight_compression: ``"int4"`` or ``"int8"`` (:data:`WEIGHT_COMPRESSION_FORMS`),
             or arguments of ``nncf.compress_weights`` such as ``{"mode": "int4_sym",
             "group_size": 64}`` (the mode a ``nncf.CompressWeightsMode`` or its value);
-            data-aware ones (``awq``, ``scale_estimation``, ``lora_correction``, a
-            ``ratio`` below 1) take a ``dataset`` of the model's inputs
-            (``calibration.calibration_inputs``). :func:`check_compression` says what is refused.
+            data-aware ones (``awq``, ``scale_estimation``, a ``ratio`` below 1) take a
+            ``dataset`` of the model's inputs (``calibration.calibration_inputs``).
+            :func:`check_compression` says what is refused.
             Needs the ``quantization`` extra. OpenVINO then receives 4-bit or 8-bit
             weights (partition/compressed_weights.py). With 4-bit weights in groups
             (``"int4"``: 128) the CPU plugin quantizes activations in groups as long,

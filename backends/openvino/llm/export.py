@@ -218,7 +218,9 @@ def _parser() -> argparse.ArgumentParser:
         "--gptq", action="store_true", help="GPTQ: refused, NNCF 3.4.0 does not run it on an exported model"
     )
     calibration.add_argument(
-        "--lora-correction", action="store_true", help="NNCF's LoRA correction (through compress_pt2e)"
+        "--lora-correction",
+        action="store_true",
+        help="LoRA correction: refused, NNCF 3.4.0 inserts no adapters into an exported model",
     )
     calibration.add_argument("--dataset", type=Path, help="calibration text, one sample a line")
     calibration.add_argument("--num-samples", type=int, default=128, help="lines of --dataset to use (default 128)")

@@ -72,9 +72,7 @@ def compressed_module(exported: torch.export.ExportedProgram, settings: Dict[str
     """The exported model with its weights compressed by NNCF, to be exported again.
 
     `settings` are ``nncf.compress_weights`` arguments, checked by :func:`check_compression`;
-    its ``dataset`` may be a list of the model's inputs (calibration.py). LoRA correction
-    goes through NNCF's ``compress_pt2e`` with ExecuTorch's OpenVINOQuantizer, the one NNCF
-    3.4.0 path that applies it to an exported model.
+    its ``dataset`` may be a list of the model's inputs (calibration.py).
     """
     nncf = _nncf()
     settings = check_compression(settings)
@@ -89,8 +87,6 @@ def compressed_module(exported: torch.export.ExportedProgram, settings: Dict[str
         if not settings.get(flag):
             settings.pop(flag, None)
     try:
-        if settings.pop("lora_correction", False):
-            return _compressed_with_lora_correction(exported, mode, dataset, settings)
         return nncf.compress_weights(exported.module(), mode=mode, dataset=dataset, **settings)
     except nncf.InvalidGroupSizeError as error:
         groups = settings.get("group_size")
@@ -99,20 +95,6 @@ def compressed_module(exported: torch.export.ExportedProgram, settings: Dict[str
             "input channels of every layer; give a group_size that does (--group-size on the command line), or -1 "
             f"for one group per channel. NNCF: {error}"
         ) from error
-
-
-def _compressed_with_lora_correction(
-    exported: torch.export.ExportedProgram, mode: Any, dataset: Any, settings: Dict[str, Any]
-) -> torch.nn.Module:
-    from executorch.backends.openvino.quantizer import OpenVINOQuantizer, QuantizationMode
-    from nncf.experimental.torch.fx import compress_pt2e
-
-    quantizer_mode = QuantizationMode.INT4WO_SYM if mode.value == "int4_sym" else QuantizationMode.INT4WO_ASYM
-    quantizer_options = {
-        key: settings.pop(key) for key in ("group_size", "all_layers", "backup_mode") if key in settings
-    }
-    quantizer = OpenVINOQuantizer(mode=quantizer_mode, **quantizer_options)
-    return compress_pt2e(exported.module(), quantizer, dataset=dataset, lora_correction=True, **settings)
 
 
 def _nncf() -> Any:
@@ -137,13 +119,17 @@ def check_compression(settings: Mapping[str, Any]) -> Dict[str, Any]:
             "support gptq option(s)', and compress_pt2e: 'Cannot return backend-specific entity because TorchFX is "
             "not supported!'); use --awq and --scale-estimation"
         )
+    if settings.get("lora_correction"):
+        raise ValueError(
+            "weight compression: NNCF 3.4.0 does not apply LoRA correction to an exported model (its torch.fx "
+            "backend inserts no adapters, through compress_weights or compress_pt2e, so the weights would come "
+            "out as without it); use --awq and --scale-estimation"
+        )
     if asked and not mode.startswith("int4"):
         raise ValueError(f"weight compression: {', '.join(asked)}: for 4-bit weights only, not mode {mode!r}")
     if (asked or _ratio_below_one(settings)) and settings.get("dataset") is None:
         needs = ", ".join(asked) if asked else f"ratio {settings.get('ratio')} (4-bit layers chosen by activations)"
         raise ValueError(f"weight compression: a calibration dataset (--dataset) is needed for {needs}")
-    if settings.get("lora_correction") and (settings.get("awq") or settings.get("scale_estimation")):
-        raise ValueError("weight compression: LoRA correction runs alone here; drop --awq and --scale-estimation")
     ratio = settings.get("ratio")
     if ratio is not None and not (isinstance(ratio, (int, float)) and 0 < ratio <= 1):
         raise ValueError(f"weight compression: ratio {ratio!r} is not in (0, 1]")

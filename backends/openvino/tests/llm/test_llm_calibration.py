@@ -1,5 +1,5 @@
 """Data-aware weight compression in the LLM export (``--awq``, ``--scale-estimation``,
-``--lora-correction``, ``--ratio``/``--backup-precision`` with ``--dataset``): a text file,
+``--ratio``/``--backup-precision`` with ``--dataset``): a text file,
 one sample a line, tokenized with the model's tokenizer, calibrates NNCF's own
 algorithms; the program then decodes like NNCF's compressed model. What NNCF 3.4.0
 refuses on an exported model, and bad calibration input, fail before the export starts."""
@@ -91,13 +91,12 @@ def test_awq_and_scale_estimation_decode_like_nncfs_compressed_model(files, tmp_
     assert_close([logits.clone()], [want], rtol=1e-3, atol=1e-3)
 
 
-def test_lora_correction_and_mixed_precision_export_and_run(files, tmp_path):
-    for flags in (["--lora-correction"], ["--ratio", "0.5", "--backup-precision", "int8_sym"]):
-        pte = tmp_path / "x.pte"
-        export(files, pte, *flags)
-        method = LoweredProgram(None, pte).load_method()
-        [logits] = method.execute([torch.tensor([[1, 5, 9]]), torch.tensor([0])])
-        assert logits.shape[-1] == TINY["vocab_size"] and torch.isfinite(logits).all(), flags
+def test_mixed_precision_exports_and_runs(files, tmp_path):
+    pte = tmp_path / "x.pte"
+    export(files, pte, "--ratio", "0.5", "--backup-precision", "int8_sym")
+    method = LoweredProgram(None, pte).load_method()
+    [logits] = method.execute([torch.tensor([[1, 5, 9]]), torch.tensor([0])])
+    assert logits.shape[-1] == TINY["vocab_size"] and torch.isfinite(logits).all()
 
 
 @pytest.mark.parametrize(
@@ -105,10 +104,12 @@ def test_lora_correction_and_mixed_precision_export_and_run(files, tmp_path):
     [
         (["--gptq"], "NNCF 3.4.0 does not run GPTQ on an exported model"),
         (["--awq", "--weight-compression", "int8"], "awq: for 4-bit weights only, not mode 'int8_asym'"),
-        (["--lora-correction", "--awq"], "LoRA correction runs alone here"),
+        # NNCF 3.4.0's torch.fx backend inserts no adapters: the program came out byte for byte
+        # as without the flag.
+        (["--lora-correction"], "NNCF 3.4.0 does not apply LoRA correction to an exported model"),
         (["--ratio", "1.5"], r"ratio 1.5 is not in \(0, 1\]"),
     ],
-    ids=["gptq", "awq_on_int8", "lora_with_awq", "ratio_past_one"],
+    ids=["gptq", "awq_on_int8", "lora_correction", "ratio_past_one"],
 )
 def test_what_nncf_refuses_is_refused_before_the_export(files, tmp_path, flags, message):
     with pytest.raises(SystemExit, match=message):
