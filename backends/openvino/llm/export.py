@@ -321,6 +321,17 @@ def paged_where_it_applies(export: Callable[[bool], T], paged: bool = True) -> T
         return export(False)
 
 
+def _refuse_etrecord(options: argparse.Namespace, methods: str) -> None:
+    """--etrecord for a program without a method named forward: ExecuTorch 1.5.1's Inspector
+    looks the ETRecord up under forward only (KeyError: 'forward')."""
+    if options.etrecord is not None:
+        raise SystemExit(
+            f"--etrecord: this program's methods are {methods}, and ExecuTorch 1.5.1's Inspector reads an "
+            "ETRecord for a method named forward only; profile it with an ETDump alone, which the Inspector "
+            "reads without an ETRecord (docs/profiling.md)"
+        )
+
+
 def _is_encoder_decoder(folder: Path) -> bool:
     try:
         return is_encoder_decoder_folder(folder)
@@ -398,8 +409,10 @@ def _export_huggingface(
 ) -> ExecutorchProgramManager:
     try:
         if is_vision_language_folder(options.hf):
+            _refuse_etrecord(options, "vision_encoder, token_embedding and text_decoder")
             return _export_vision_language(options, specs, compression, export_vision_language)
         if is_encoder_decoder_folder(options.hf):
+            _refuse_etrecord(options, "encoder and text_decoder")
             for flag in ("static_shape", "one_token_model", "paged_attention"):
                 if getattr(options, flag):
                     raise SystemExit(

@@ -367,6 +367,15 @@ def test_a_decoder_longer_than_whisper_was_made_for_is_refused(whisper, tmp_path
     assert "max_seq_len 40 passes its decoder's 32 positions" in capsys.readouterr().err
 
 
+def test_an_etrecord_is_refused_for_methods_the_inspector_cannot_read(whisper, tmp_path):
+    """ExecuTorch 1.5.1's Inspector reads an ETRecord's method forward only: the ETRecord of
+    encoder and text_decoder was written, and the Inspector then failed with KeyError: 'forward'."""
+    output = tmp_path / "x.pte"
+    with pytest.raises(SystemExit, match="reads an ETRecord for a method named forward only"):
+        export_main(["--hf", str(whisper["folder"]), "--output", str(output), "--etrecord", str(tmp_path / "x.etr")])
+    assert not output.exists()
+
+
 def test_a_bart_longer_than_its_position_table_is_refused():
     """BART reads its positions from a table: one past it gave tokens without an error."""
     from executorch_openvino.llm.encoder_decoder import export_shapes
