@@ -246,10 +246,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     options = parser.parse_args(argv)
     if options.one_token_model and options.static_shape:
         parser.error("--one-token-model is for dynamic-length exports; --static-shape has one token per call already")
-    if options.hf and (options.checkpoint or options.vocab_size is not None or options.model_class):
-        parser.error(
-            "--checkpoint, --vocab-size and --model-class are for --params; a --hf folder holds its weights and sizes"
-        )
+    for flag in ("checkpoint", "vocab_size", "model_class"):
+        if options.hf and getattr(options, flag) is not None:
+            parser.error(
+                f"--{flag.replace('_', '-')} is for --params; a --hf folder holds its weights, sizes and model class"
+            )
     if options.params and options.max_source_len is not None:
         parser.error("--max-source-len is for --hf encoder-decoders (T5, BART)")
     logging.basicConfig(level=logging.INFO)
