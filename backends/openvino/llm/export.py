@@ -75,7 +75,11 @@ _UNSCALED_ROPE_CLASSES = ("llama2", "stories110m")
 
 
 def _model_args(
-    params: Path, max_seq_len: int, dynamic_shape: bool, vocab_size: Optional[int] = None, model_class: str = "llama3"
+    params: Path,
+    max_seq_len: int,
+    dynamic_shape: bool,
+    vocab_size: Optional[int] = None,
+    model_class: Optional[str] = None,
 ):
     import dataclasses
 
@@ -99,11 +103,13 @@ def _model_args(
     return args
 
 
-def _apply_model_class(args: Any, model_class: str, params: Path) -> None:
-    """What ExecuTorch's export_llm makes of `model_class` for a params.json: its classes
-    after Llama 3.1 (llama3_2, qwen...) scale a scaled RoPE by 32, not ModelArgs' 8."""
-    from executorch.extension.llm.export.config.llm_config import ModelType
+def _apply_model_class(args: Any, model_class: Optional[str], params: Path) -> None:
+    """What ExecuTorch's export_llm makes of `model_class` (None: its LlmConfig's default)
+    for a params.json: its classes after Llama 3.1 (llama3_2, qwen...) scale a scaled RoPE
+    by 32, not ModelArgs' 8."""
+    from executorch.extension.llm.export.config.llm_config import BaseConfig, ModelType
 
+    model_class = model_class or BaseConfig().model_class.value
     classes = [kind.value for kind in ModelType]
     if model_class not in classes:
         raise SystemExit(f"model class {model_class!r} is not one of ExecuTorch's: {', '.join(classes)}")
@@ -322,12 +328,12 @@ def paged_where_it_applies(export: Callable[[bool], T], paged: bool = True) -> T
         return export(False)
 
 
-def _refuse_etrecord(options: argparse.Namespace, methods: str) -> None:
+def _refuse_etrecord(options: argparse.Namespace) -> None:
     """--etrecord for a program without a method named forward: ExecuTorch 1.5.1's Inspector
     looks the ETRecord up under forward only (KeyError: 'forward')."""
     if options.etrecord is not None:
         raise SystemExit(
-            f"--etrecord: this program's methods are {methods}, and ExecuTorch 1.5.1's Inspector reads an "
+            "--etrecord: this program has no method named forward, and ExecuTorch 1.5.1's Inspector reads an "
             "ETRecord for a method named forward only; profile it with an ETDump alone, which the Inspector "
             "reads without an ETRecord (docs/profiling.md)"
         )
@@ -410,10 +416,10 @@ def _export_huggingface(
 ) -> ExecutorchProgramManager:
     try:
         if is_vision_language_folder(options.hf):
-            _refuse_etrecord(options, "vision_encoder, token_embedding and text_decoder")
+            _refuse_etrecord(options)
             return _export_vision_language(options, specs, compression, export_vision_language)
         if is_encoder_decoder_folder(options.hf):
-            _refuse_etrecord(options, "encoder and text_decoder")
+            _refuse_etrecord(options)
             for flag in ("static_shape", "one_token_model", "paged_attention"):
                 if getattr(options, flag):
                     raise SystemExit(
@@ -512,8 +518,9 @@ def _export_params(
 ) -> ExecutorchProgramManager:
     from executorch.examples.models.llama.llama_transformer import construct_transformer
 
-    model_class = options.model_class or "llama3"
-    args = _model_args(options.params, options.max_seq_len, not options.static_shape, options.vocab_size, model_class)
+    args = _model_args(
+        options.params, options.max_seq_len, not options.static_shape, options.vocab_size, options.model_class
+    )
     bos = 1 if options.bos_id is None else options.bos_id
     if compression and compression.get("dataset") is not None:
         if options.tokenizer is None:
