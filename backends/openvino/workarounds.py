@@ -358,6 +358,21 @@ _ENTRIES = (
         ("conversion.rewrites.state.STORED_AS",),
     ),
     Workaround(
+        "input_into_state_in_place",
+        "CPU plugin",
+        "loses a model input that ops it runs in place (a Reshape, a Concat along leading axes) take into "
+        "an Assign: a variable written as concat(variable[1:], x) keeps stale or uninitialized rows where "
+        "x belongs, and other readers of x see them too",
+        ("conversion.rewrites.inputs_into_state.copy_inputs_into_state",),
+    ),
+    Workaround(
+        "constant_into_state_dropped",
+        "CPU plugin",
+        "never stores a value computed from constants alone into a variable: after Assign(5) the "
+        "ReadValue still gives the initial value",
+        ("partition.buffer_ownership._computed_from_constants_only",),
+    ),
+    Workaround(
         "sixty_four_bit_in_32_bits",
         "CPU plugin",
         "computes int64 and float64 in 32 bits: an int64 constant of 2**40 comes back as 2**31 - 1",

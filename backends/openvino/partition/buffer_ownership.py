@@ -11,9 +11,12 @@ OpenVINO variable (conversion/rewrites/state.py).
 from __future__ import annotations
 
 import logging
-from typing import Dict, FrozenSet
+from typing import Dict, FrozenSet, Set
 
+import torch
 from torch.export import ExportedProgram
+
+from ..workarounds import works_around
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +35,7 @@ def tag_owned_buffers(program: ExportedProgram, shared: FrozenSet[str] = frozens
     new_values = {target: name for name, target in signature.buffers_to_mutate.items()}
     returned = set(signature.user_outputs)
     nodes = {node.name: node for node in program.graph.nodes}
+    varying = _varying_inputs(program)
     owned: Dict[str, str] = {}
     for placeholder, target in signature.inputs_to_buffers.items():
         if target not in new_values:
@@ -52,9 +56,48 @@ def tag_owned_buffers(program: ExportedProgram, shared: FrozenSet[str] = frozens
             reason = "its old value is never read"
         elif writer.name in returned:
             reason = "the program also returns its new value"
+        elif _computed_from_constants_only(writer, varying):
+            reason = "its new value is the same at every call"
         if reason is None:
             node.meta["delegation_tag"] = tag
             owned[target] = tag
         else:
             logger.info("OpenVINO partitioner: buffer %r stays outside the delegate: %s", target, reason)
     return owned
+
+
+def _varying_inputs(program: ExportedProgram) -> Set[str]:
+    """The placeholders whose values may change between calls: user inputs and buffers."""
+    signature = program.graph_signature
+    return set(signature.user_inputs) | set(signature.inputs_to_buffers)
+
+
+@works_around("constant_into_state_dropped")
+def _computed_from_constants_only(node: torch.fx.Node, varying: Set[str]) -> bool:
+    """Whether `node` reads no placeholder in `varying`, through any of its inputs.
+
+    The conversion makes such a value a constant, which OpenVINO 2026.4.1's CPU plugin
+    never stores into a variable (``buffer.fill_(0)``); written by ExecuTorch instead,
+    the buffer enters the delegate as an input.
+    """
+    pending, seen = [node], set()
+    while pending:
+        current = pending.pop()
+        if current.op == "placeholder" and current.name in varying:
+            return False
+        if current.name not in seen and _op_name(current) not in _READ_SHAPE_ONLY:
+            seen.add(current.name)
+            pending.extend(current.all_input_nodes)
+    return True
+
+
+# Ops that read only their input's shape and dtype: with the shape known at export
+# the conversion folds them to a constant (buffer.fill_(5) becomes full_like(buffer, 5)).
+_READ_SHAPE_ONLY = frozenset(
+    f"aten.{name}.default" for name in ("full_like", "zeros_like", "ones_like", "empty_like", "new_full", "new_zeros")
+)
+
+
+def _op_name(node: torch.fx.Node) -> str:
+    """ "aten.full_like.default" for an ATen or edge op node, else ""."""
+    return getattr(node.target, "__name__", "") if node.op == "call_function" else ""

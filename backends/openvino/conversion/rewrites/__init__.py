@@ -28,6 +28,7 @@ from .fully_masked_attention import zero_fully_masked_attention_rows
 from .greater_as_less import compare_greater_as_less
 from .index_bounds import mark_index_inputs
 from .infinite_extremes import keep_infinite_extremes
+from .inputs_into_state import copy_inputs_into_state
 from .integer_floor_division import floor_integer_divisions
 from .integer_to_bfloat16_rounding import round_integers_to_bfloat16
 from .interpolation_half_pixel import interpolate_with_half_pixel_centres
@@ -138,6 +139,7 @@ REWRITES: List[Rewrite] = [
     _keep_per_sequence_values,
     _separate_returned_inputs,
     # Eager PyTorch's values where OpenVINO computes otherwise.
+    _same_model(copy_inputs_into_state),
     _same_model(separate_weights_read_both_ways),
     # Before the integer comparisons, which make its NotEqual exact.
     _same_model(floor_integer_divisions),

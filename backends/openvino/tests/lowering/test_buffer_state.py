@@ -200,3 +200,48 @@ def test_a_written_buffer_the_program_also_returns_stays_with_executorch(tmp_pat
     method = lower(model, (torch.randn(6),), tmp_path).load_method()
     calls = [(torch.randn(6, generator=torch.Generator().manual_seed(call)),) for call in range(3)]
     assert_each_call_matches_eager(method, reference, calls)
+
+
+class WindowOfFrames(torch.nn.Module):
+    """The last three frames, shifted along by one each call: a streaming model's history."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("frames", torch.zeros(3, 4))
+
+    def forward(self, frame):
+        self.frames.copy_(torch.cat([self.frames[1:], frame]))
+        return self.frames.mean(dim=0) * frame
+
+
+def frames(count: int):
+    return [(torch.randn(1, 4, generator=torch.Generator().manual_seed(call)),) for call in range(count)]
+
+
+def test_a_buffer_shifted_along_by_each_input_keeps_every_input(tmp_path):
+    model = WindowOfFrames()
+    reference = copy.deepcopy(model)
+    program = lower(model, frames(1)[0], tmp_path)
+    assert program.delegate_input_counts() == [1]  # the frames stay inside as state
+    assert_each_call_matches_eager(program.load_method(), reference, frames(4))
+
+
+class ResetsAfterReading(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("pending", torch.zeros(4))
+
+    def forward(self, x):
+        total = self.pending + x
+        self.pending.fill_(5.0)
+        return total
+
+
+def test_a_buffer_filled_with_a_constant_stays_with_executorch_and_holds_it(tmp_path):
+    # OpenVINO's CPU plugin would not store a constant into state (workarounds.py).
+    model = ResetsAfterReading()
+    reference = copy.deepcopy(model)
+    program = lower(model, (torch.ones(4),), tmp_path)
+    assert program.delegate_input_counts() == [2]  # x and the buffer
+    calls = [(torch.full((4,), float(call)),) for call in range(3)]
+    assert_each_call_matches_eager(program.load_method(), reference, calls)

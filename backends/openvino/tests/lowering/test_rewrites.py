@@ -22,6 +22,7 @@ from executorch_openvino.conversion.rewrites.fully_masked_attention import zero_
 from executorch_openvino.conversion.rewrites.greater_as_less import compare_greater_as_less
 from executorch_openvino.conversion.rewrites.index_bounds import INDEX_ROWS_NAME, mark_index_inputs
 from executorch_openvino.conversion.rewrites.infinite_extremes import keep_infinite_extremes
+from executorch_openvino.conversion.rewrites.inputs_into_state import copy_inputs_into_state
 from executorch_openvino.conversion.rewrites.integer_floor_division import (
     FLOOR_DIVISION_NAME,
     floor_integer_divisions,
@@ -306,6 +307,28 @@ def test_a_written_int64_buffer_becomes_state_kept_in_32_bits():
     request = ov.compile_model(model, "CPU", CPU_AT_F32).create_infer_request()
     calls = [request.infer([np.array([2], np.int64)])[0].tolist() for _ in range(2)]
     assert calls == [[10], [14]]
+
+
+def window_of_frames(frame_into_window) -> ov.Model:
+    """A buffer of the last two frames, written as cat(window[1:], frame), kept as state."""
+    window, frame = ops.parameter([2, 3], np.float32, name="window"), ops.parameter([1, 3], np.float32, name="frame")
+    written = ops.concat([ops.slice(window, [1], [2], [1], [0]), frame_into_window(frame)], 0)
+    model = ov.Model([written, ops.reduce_sum(written, ops.constant(np.int64(0)))], [window, frame])
+    return keep_buffers_as_state(model, {"window": torch.zeros(2, 3)}, ["window", "frame"], ["window"])
+
+
+def test_an_input_written_into_state_unchanged_is_copied_and_every_frame_is_kept():
+    model = window_of_frames(lambda frame: frame)
+    assert copy_inputs_into_state(model) == 1
+    request = ov.compile_model(model, "CPU", CPU_AT_F32).create_infer_request()
+    sums = [request.infer([np.full((1, 3), value, np.float32)])[0].tolist() for value in (1.0, 2.0, 3.0)]
+    assert sums == [[1.0] * 3, [3.0] * 3, [5.0] * 3]
+
+
+def test_a_computed_value_written_into_state_is_left_alone():
+    # An LLM's KV cache is written from computed values: no copy, no extra pass over it.
+    model = window_of_frames(lambda frame: ops.multiply(frame, ops.constant(np.float32(2))))
+    assert copy_inputs_into_state(model) == 0
 
 
 def test_an_input_an_embedding_reads_as_indices_is_marked_with_its_rows():

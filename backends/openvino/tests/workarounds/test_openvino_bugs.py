@@ -505,6 +505,41 @@ def test_wide_state_refused():
     still_refused("wide_state_refused", infer_once, "an inference reading an i64 variable")
 
 
+def _float_variable(name: str, shape: List[int]):
+    from openvino.op.util import Variable, VariableInfo
+
+    info = VariableInfo()
+    info.data_shape, info.data_type, info.variable_id = ov.PartialShape(shape), ov.Type.f32, name
+    return Variable(info)
+
+
+def test_input_into_state_in_place():
+    window = _float_variable("window", [2, 3])
+    frame = ops.parameter([1, 3], np.float32)
+    previous = ops.read_value(ops.constant(np.zeros((2, 3), np.float32)), window)
+    written = ops.concat([ops.slice(previous, [1], [2], [1], [0]), frame], 0)
+    model = ov.Model([ops.result(written)], [ops.assign(written, window)], [frame])
+    request = ov.compile_model(model, "CPU", CPU_AT_F32).create_infer_request()
+    calls = [request.infer([np.full((1, 3), value, np.float32)])[0].copy() for value in (1.0, 2.0)]
+    expected = [np.repeat([[0.0], [1.0]], 3, axis=1), np.repeat([[1.0], [2.0]], 3, axis=1)]
+    still_wrong(
+        "input_into_state_in_place",
+        not all(np.array_equal(call, want) for call, want in zip(calls, expected)),
+        "a variable written as concat(variable[1:], x)",
+    )
+
+
+def test_constant_into_state_dropped():
+    flag = _float_variable("flag", [3])
+    step = ops.parameter([3], np.float32)
+    previous = ops.read_value(ops.constant(np.zeros(3, np.float32)), flag)
+    written = ops.constant(np.full(3, 5.0, np.float32))
+    model = ov.Model([ops.result(ops.add(previous, step))], [ops.assign(written, flag)], [step])
+    request = ov.compile_model(model, "CPU", CPU_AT_F32).create_infer_request()
+    calls = [request.infer([np.ones(3, np.float32)])[0].copy() for _ in range(2)]
+    still_wrong("constant_into_state_dropped", not np.array_equal(calls[1], np.full(3, 6.0)), "Assign(5) of a variable")
+
+
 def test_sixty_four_bit_in_32_bits():
     ignored = ops.parameter([1], np.float32)
     [large] = infer([ops.result(ops.constant(np.array([2**40], np.int64))), ops.result(ignored)], [ignored], f32(0))[:1]
