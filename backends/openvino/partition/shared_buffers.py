@@ -8,6 +8,10 @@ state, or baked into a delegate as a constant, would instead belong to one
 method's delegate, and the other methods would not see what it writes. Such a
 buffer therefore stays with ExecuTorch in every method that uses it.
 
+Buffers count as one when they have the same name and the same tensor: two methods
+exported from one module. Separate modules whose buffers happen to share a name (two
+models of one program, each with its ``total``) keep a buffer each.
+
 ``to_edge_transform_and_lower`` shows the partitioner each method once, through
 ``transform_for_pre_decomposition``, before it partitions any: that is where the
 methods are recorded. Lowering that skips that hook (``to_edge`` then
@@ -18,12 +22,21 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import FrozenSet, List, Optional
+from typing import FrozenSet, List, Optional, Tuple
 
 import torch
 from torch.export import ExportedProgram
 
 logger = logging.getLogger(__name__)
+
+# A buffer as the methods hold it: its fully qualified name and the address of its
+# tensor's data (None where the program holds no tensor for it).
+_BufferKey = Tuple[str, Optional[int]]
+
+
+def _buffer_key(method: ExportedProgram, target: str) -> _BufferKey:
+    tensor = method.state_dict.get(target, method.constants.get(target))
+    return target, tensor.data_ptr() if isinstance(tensor, torch.Tensor) else None
 
 
 def _written_in_place(buffer: torch.fx.Node) -> bool:
@@ -63,8 +76,8 @@ class BuffersAcrossMethods:
     """
 
     def __init__(self) -> None:
-        self._used: List[FrozenSet[str]] = []
-        self._written: List[FrozenSet[str]] = []
+        self._used: List[FrozenSet[_BufferKey]] = []
+        self._written: List[FrozenSet[_BufferKey]] = []
         self._shared: Optional[FrozenSet[str]] = None  # set once partitioning begins
 
     def record(self, method: ExportedProgram) -> None:
@@ -73,11 +86,11 @@ class BuffersAcrossMethods:
             self._used, self._written, self._shared = [], [], None
         signature = method.graph_signature
         nodes = {node.name: node for node in method.graph.nodes}
-        buffers = {nodes[name]: target for name, target in signature.inputs_to_buffers.items()}
-        written = frozenset(signature.buffers_to_mutate.values()) | {
-            target for node, target in buffers.items() if _written_in_place(node)
+        buffers = {nodes[name]: _buffer_key(method, target) for name, target in signature.inputs_to_buffers.items()}
+        written = frozenset(_buffer_key(method, target) for target in signature.buffers_to_mutate.values()) | {
+            key for node, key in buffers.items() if _written_in_place(node)
         }
-        self._used.append(frozenset(target for node, target in buffers.items() if node.users) | written)
+        self._used.append(frozenset(key for node, key in buffers.items() if node.users) | written)
         self._written.append(written)
 
     def shared(self) -> FrozenSet[str]:
@@ -87,9 +100,9 @@ class BuffersAcrossMethods:
         return self._shared
 
     def _find_shared(self) -> FrozenSet[str]:
-        uses = Counter(target for used in self._used for target in used)
+        uses = Counter(key for used in self._used for key in used)
         written = frozenset().union(*self._written)
-        shared = frozenset(target for target, count in uses.items() if count > 1 and target in written)
+        shared = frozenset(key[0] for key, count in uses.items() if count > 1 and key in written)
         if shared:
             logger.warning(
                 "OpenVINO partitioner: %d buffer(s) that several methods use stay with ExecuTorch, "

@@ -169,3 +169,31 @@ def test_an_llms_prefill_and_decode_methods_share_their_kv_cache(tmp_path):
         token = torch.tensor([[int(logits[0].argmax())]])
         logits = eager(reference, (token, torch.tensor([position])))
         assert_close(run(loaded["decode"], (token, torch.tensor([position]))), logits, rtol=1e-4, atol=1e-4)
+
+
+class StartsAt(torch.nn.Module):
+    """A written buffer named `total`, as another module's may be."""
+
+    def __init__(self, start: float):
+        super().__init__()
+        self.register_buffer("total", torch.full((4,), start))
+
+    def forward(self, x):
+        self.total.add_(x)
+        return self.total * 1.0
+
+
+def test_buffers_of_separate_modules_with_one_name_stay_apart(tmp_path):
+    # Two tensors in eager PyTorch: each stays its method's OpenVINO state, from its own value at export.
+    methods = {"first": StartsAt(10.0), "second": StartsAt(-3.0)}
+    x = torch.ones(4)
+    exported = {name: torch.export.export(module, (x,)) for name, module in methods.items()}
+    manager = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner()]).to_executorch()
+    assert [delegate_input_counts(manager, name) for name in methods] == [[1], [1]]
+    path = tmp_path / "methods.pte"
+    path.write_bytes(manager.buffer)
+    program = Runtime.get().load_program(path)
+    loaded = {name: program.load_method(name) for name in methods}
+    references = {"first": StartsAt(10.0), "second": StartsAt(-3.0)}
+    calls = [("first", torch.full((4,), 2.0)), ("second", torch.arange(4.0)), ("first", torch.ones(4))]
+    assert_calls_match_eager(loaded, references, calls + [("second", torch.full((4,), -1.0))])
