@@ -18,6 +18,7 @@ import torch
 from executorch.exir.passes.memory_format_ops_pass import DimOrderOpsRevertPass
 from executorch.exir.passes.remove_graph_asserts_pass import RemoveGraphAssertsPass
 from torch.export import ExportedProgram
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 from torch.utils._sympy.numbers import int_oo
 from torch.utils._sympy.value_ranges import ValueRanges
 
@@ -118,6 +119,12 @@ def _upper_bound(bounds: Optional[ValueRanges]) -> int:
     return int(bounds.upper)
 
 
+def _lower_bound(size: torch.SymInt, bounds: Optional[ValueRanges]) -> int:
+    """0 for a size computed from values that torch.export says may be 0, else 1."""
+    data_dependent = bool(free_unbacked_symbols(size))
+    return 0 if data_dependent and bounds is not None and bounds.lower == 0 else 1
+
+
 def input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
     """(torch dtype, shape for the decoder, OpenVINO shape with bounds)."""
     value = node.meta.get("val")
@@ -139,6 +146,7 @@ def input_type_and_shape(node: torch.fx.Node, edge_program: ExportedProgram):
             continue
         bounds = edge_program.range_constraints.get(size.node.expr)
         # to_edge raises a user's lower bound of 1 to 2 (torch's 0/1 specialization)
-        # while ExecuTorch still runs size 1, so the delegate accepts any size from 1.
-        dims.append(ov.Dimension(1, _upper_bound(bounds)))
+        # while ExecuTorch still runs size 1, so the delegate accepts any size from 1;
+        # a size computed from values (x[x > 0]) keeps its lower bound of 0.
+        dims.append(ov.Dimension(_lower_bound(size, bounds), _upper_bound(bounds)))
     return (*decoder_input(value), ov.PartialShape(dims))

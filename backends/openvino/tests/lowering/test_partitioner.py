@@ -131,6 +131,22 @@ def test_size_checks_of_a_value_made_on_the_cpu_stay_on_the_cpu(tmp_path):
         assert_close(run(method, inputs), eager(model, inputs))
 
 
+class SinesOfPositives(torch.nn.Module):
+    def forward(self, x):
+        positives = x[x > 0]  # a size computed from values: 0 when none is positive
+        return (torch.sin(positives) * 2 + positives).cumsum(0)
+
+
+def test_a_size_computed_from_values_may_be_0_when_it_crosses_partitions(tmp_path):
+    model = SinesOfPositives()
+    partitioner = OpenvinoPartitioner(op_types_to_skip={"aten.sin.default"})
+    lowered = lower(model, (torch.randn(10),), tmp_path, partitioner=partitioner)
+    assert "aten::sin.out" in lowered.cpu_ops()
+    method = lowered.load_method()
+    for inputs in ((torch.randn(10),), (-torch.ones(10),), (torch.randn(10),)):
+        assert_close(run(method, inputs), eager(model, inputs))
+
+
 class ReturnsItsWeight(torch.nn.Module):
     def __init__(self):
         super().__init__()
