@@ -79,6 +79,7 @@ class BuffersAcrossMethods:
         self._used: List[FrozenSet[_BufferKey]] = []
         self._written: List[FrozenSet[_BufferKey]] = []
         self._shared: Optional[FrozenSet[str]] = None  # set once partitioning begins
+        self._unpartitioned = 0  # recorded methods not partitioned yet
 
     def record(self, method: ExportedProgram) -> None:
         """Adds a method of the program; a method after partitioning began starts another program."""
@@ -94,9 +95,17 @@ class BuffersAcrossMethods:
         self._written.append(written)
 
     def shared(self) -> FrozenSet[str]:
-        """The buffers (by fully qualified name) that two or more recorded methods use and one writes."""
+        """The buffers (by fully qualified name) that two or more recorded methods use and one writes.
+
+        Called once per method partitioned. Past the recorded methods, the program was
+        not recorded (lowered with ``to_backend`` after the partitioner served another
+        lowering): it is partitioned alone, and shares nothing.
+        """
         if self._shared is None:
-            self._shared = self._find_shared()
+            self._shared, self._unpartitioned = self._find_shared(), len(self._used)
+        if self._unpartitioned == 0:
+            return frozenset()
+        self._unpartitioned -= 1
         return self._shared
 
     def _find_shared(self) -> FrozenSet[str]:

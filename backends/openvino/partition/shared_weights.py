@@ -73,6 +73,7 @@ class WeightsAcrossMethods:
     def __init__(self) -> None:
         self._methods: List[Dict[_Entry, torch.Tensor]] = []
         self._started = False  # set once a method is partitioned
+        self._unpartitioned = 0  # recorded methods not partitioned yet
         self._shared: Dict[_Entry, str] = {}  # the weights another method reads too, with their digests
 
     def record(self, method: ExportedProgram) -> None:
@@ -88,10 +89,15 @@ class WeightsAcrossMethods:
         fake tensors at partitioning, and its names are the exported program's. A name
         two methods give to different weights may name a digest this method lacks;
         preprocess then finds no constant with those bytes and stores nothing for it.
+        Called once per method partitioned; past the recorded methods, the program was
+        not recorded (``to_backend`` after another lowering) and shares nothing.
         """
         if not self._started:
-            self._started = True
+            self._started, self._unpartitioned = True, len(self._methods)
             self._shared = self._find_shared()
+        if self._unpartitioned == 0:
+            return frozenset()
+        self._unpartitioned -= 1
         entries = _large_weights(method)
         return frozenset(digest for entry, digest in self._shared.items() if entry in entries)
 

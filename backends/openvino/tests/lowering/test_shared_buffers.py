@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Dict, Optional, Tuple
 
 import torch
-from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
+from executorch.exir import ExecutorchBackendConfig, to_edge, to_edge_transform_and_lower
 from executorch.exir.passes import MemoryPlanningPass
 from executorch.runtime import Runtime
 from executorch_openvino import OpenvinoPartitioner
@@ -197,3 +197,23 @@ def test_buffers_of_separate_modules_with_one_name_stay_apart(tmp_path):
     references = {"first": StartsAt(10.0), "second": StartsAt(-3.0)}
     calls = [("first", torch.full((4,), 2.0)), ("second", torch.arange(4.0)), ("first", torch.ones(4))]
     assert_calls_match_eager(loaded, references, calls + [("second", torch.full((4,), -1.0))])
+
+
+def test_a_partitioner_that_lowered_methods_sharing_a_buffer_partitions_a_later_program_alone(tmp_path):
+    # The later program's buffer has the shared buffer's name, not its tensor.
+    partitioner = OpenvinoPartitioner()
+    state, x = Total(), torch.ones(4)
+    methods = {"add": AddsTo(state), "scale": ScalesFirstHalf(state)}
+    to_edge_transform_and_lower(
+        {name: torch.export.export(module, (x,)) for name, module in methods.items()}, partitioner=[partitioner]
+    )
+    model, reference = AddsTo(Total()), AddsTo(Total())
+    model.state.total.fill_(10.0)
+    reference.state.total.fill_(10.0)
+    manager = to_edge(torch.export.export(model, (x,))).to_backend(partitioner).to_executorch()
+    assert delegate_input_counts(manager, "forward") == [1]  # its buffer is OpenVINO state
+    path = tmp_path / "later.pte"
+    path.write_bytes(manager.buffer)
+    method = Runtime.get().load_program(path).load_method("forward")
+    for value in (2.0, -1.0):
+        assert_close(run(method, (torch.full((4,), value),)), eager(reference, (torch.full((4,), value),)))

@@ -52,3 +52,16 @@ def test_a_program_of_one_method_shares_nothing():
     methods = WeightsAcrossMethods()
     methods.record(program)
     assert methods.shared_with_others(program) == frozenset()
+
+
+def test_a_program_partitioned_after_the_recorded_methods_shares_nothing():
+    # A later to_backend with the same partitioner: it was not recorded, so it is alone.
+    table, unused = torch.nn.Embedding(VOCAB, WIDTH), torch.nn.Linear(WIDTH, VOCAB)
+    embeds = torch.export.export(Embeds(table, unused), (torch.tensor([[1, 2]]),))
+    projects = torch.export.export(Projects(table, unused), (torch.randn(1, WIDTH),))
+    methods = WeightsAcrossMethods()
+    methods.record(embeds)
+    methods.record(projects)
+    methods.shared_with_others(embeds)
+    methods.shared_with_others(projects)
+    assert methods.shared_with_others(projects) == frozenset()
