@@ -168,6 +168,12 @@ class HuggingFaceDecoder(torch.nn.Module):
         check_rotary_embedding(name, config, max_seq_len)
         if getattr(config, "use_bidirectional_attention", False):
             raise ValueError(f"{name}: bidirectional attention is not a causal decoder's")
+        if getattr(config, "kv_lora_rank", None):
+            raise ValueError(
+                f"{name}: multi-head latent attention (kv_lora_rank) keeps keys and values of different sizes, "
+                "which the export's cache does not; not supported"
+            )
+        check_experts(name, config, dynamic_shape)
         self.model = model
         self.max_seq_len = max_seq_len
         self.dynamic_shape = dynamic_shape
@@ -191,7 +197,10 @@ class HuggingFaceDecoder(torch.nn.Module):
         for kind, window in windows.items():
             self.register_buffer(f"{kind}_mask", mask_table(max_seq_len, window), persistent=False)
         self._kinds = sorted(windows)
-        self.sliding_window = windows.get(SLIDING)
+        # A window of max_seq_len positions or more hides nothing the cache holds
+        # (Mistral 7B v0.1's 4096 in a shorter export): no window, as far as the export goes.
+        window = windows.get(SLIDING)
+        self.sliding_window = window if window is not None and window < max_seq_len else None
         # sdpa takes a boolean mask; eager attention (Gemma 2's, for its logit
         # soft-capping) adds the mask to the scores: 0 or the dtype's lowest value, as
         # transformers' own eager masks.
@@ -451,6 +460,84 @@ def check_rotary_embedding(name: str, config: Any, max_seq_len: int) -> None:
                 )
 
 
+def check_experts(name: str, config: Any, dynamic_shape: bool) -> None:
+    """Refuses mixture-of-experts layers in the forms that do not export or do not run.
+
+    transformers' default experts (``grouped_mm``) fail ExecuTorch's verifier, and its
+    ``eager`` experts torch.export; ``batched_mm`` exports, but ExecuTorch 1.5.1 bounds a
+    dynamic prompt length to the example's (2 tokens), so only one token per call runs.
+    """
+    experts = max((getattr(config, key, None) or 0 for key in _EXPERT_COUNTS), default=0)
+    if experts <= 1:
+        return
+    implementation = getattr(config, "_experts_implementation", None)
+    if dynamic_shape or implementation != "batched_mm":
+        raise ValueError(
+            f"{name}: mixture-of-experts layers ({experts} experts, experts_implementation={implementation!r}) "
+            "export only with experts_implementation='batched_mm', one token per call: load the model with "
+            "experts_implementation='batched_mm' and export with dynamic_shape=False"
+        )
+
+
+# Config fields that count a mixture-of-experts layer's experts (Mixtral, Qwen2-MoE, DeepSeek).
+_EXPERT_COUNTS = ("num_local_experts", "num_experts", "n_routed_experts")
+
+
+def check_position_table(model: torch.nn.Module, max_seq_len: int) -> None:
+    """Refuses a max_seq_len past a learned table of positions (GPT-2's ``wpe``): its rows
+    end there, and what a model computes past them is no position at all."""
+    for name, module in model.named_modules():
+        leaf = name.rsplit(".", 1)[-1]
+        if isinstance(module, torch.nn.Embedding) and leaf in _POSITION_TABLES and module.num_embeddings < max_seq_len:
+            raise ValueError(
+                f"{type(model).__name__}: max_seq_len {max_seq_len} passes the {module.num_embeddings} rows of its "
+                f"table of learned positions ({name}); export with a max_seq_len of {module.num_embeddings} or less"
+            )
+
+
+# Names transformers' modeling code gives a table of learned absolute positions.
+_POSITION_TABLES = frozenset({"wpe", "embed_positions", "position_embeddings"})
+
+# How many positions the check below runs: a prompt, then one token, as a generation does.
+_CHECKED_PROMPT = 5
+
+
+def check_decoder_computes_as_model(decoder: "HuggingFaceDecoder") -> None:
+    """Refuses a model that computes other logits under the export's cache than alone.
+
+    The export gives the model its positions, masks and a cache of ``max_seq_len`` rows.
+    Modeling code that reads the positions elsewhere (GPT-Neo's local attention masks by
+    the number of keys it is handed) computes otherwise, silently: so a prompt and one
+    more token run through the wrapper and through the model alone before export, and a
+    difference past the dtype's rounding is refused. The cache is emptied after.
+    """
+    model = decoder.model
+    vocab = model.config.get_text_config().vocab_size
+    count = min(_CHECKED_PROMPT, decoder.max_seq_len - 1)
+    tokens = (torch.arange(count + 1) * 7 + 3).remainder(vocab)[None]
+    with torch.no_grad():
+        expected = model(tokens).logits[0, -2:].float()
+        if decoder.dynamic_shape:
+            calls = [(tokens[:, :count], 0), (tokens[:, count:], count)]
+        else:
+            calls = [(tokens[:, position : position + 1], position) for position in range(count + 1)]
+        logits = [decoder(part, {"input_pos": torch.tensor([start])})[0].float() for part, start in calls]
+        for buffer_name, buffer in decoder.named_buffers():
+            if buffer_name.startswith(("key_cache_", "value_cache_")):
+                buffer.zero_()
+    got = torch.stack(logits[-2:])
+    scale = expected.abs().max().item()
+    difference = (got - expected).abs().max().item()
+    # f32: the two attention paths' rounding; 16-bit floats round each product.
+    tolerance = (1e-3 if decoder._dtype == torch.float32 else 5e-2) * max(scale, 1.0)
+    if not difference <= tolerance:
+        raise ValueError(
+            f"{type(model).__name__}: under the export's cache its logits differ from its own by {difference:.3g} "
+            f"(largest logit {scale:.3g}); its modeling code reads positions or masks from something the export "
+            "does not give it, and its family is not supported (see docs/huggingface.md)"
+        )
+
+
 def export_huggingface_llm(
     model: Union[str, Path, torch.nn.Module],
     *,
@@ -490,10 +577,12 @@ def export_huggingface_llm(
     config = model.config.get_text_config()
     trained = getattr(config, "max_position_embeddings", None)
     if trained is not None and max_seq_len > trained:
+        check_position_table(model, max_seq_len)
         logger.warning(
             "%s: max_seq_len %d passes the %d positions it was made for", type(model).__name__, max_seq_len, trained
         )
     decoder = HuggingFaceDecoder(model, max_seq_len, dynamic_shape)
+    check_decoder_computes_as_model(decoder)
     settings = DecoderSettings(
         max_seq_len=max_seq_len,
         n_layers=config.num_hidden_layers,

@@ -233,9 +233,19 @@ def test_paged_attention_dynamic_llama_folder_fills_the_prompt_and_generates_lik
 def test_family_fills_prompts_in_paged_form_like_transformers(family, tmp_path, capfd):
     """Prompts and decode steps of a dynamic-length export with paged_attention: each
     call's logits are those of transformers' model over the whole sequence so far."""
-    model = small_model(family, vocab_size=160)
+    assert_paged_form_decodes_like_transformers(small_model(family, vocab_size=160), tmp_path, capfd)
+
+
+def test_a_sliding_window_no_shorter_than_the_cache_exports_in_paged_form(tmp_path, capfd):
+    # It hides nothing the cache holds (Mistral 7B v0.1's window of 4096 in a shorter export).
+    config = transformers.MistralConfig(**COMMON, vocab_size=160, sliding_window=CONTEXT)
+    torch.manual_seed(0)
+    assert_paged_form_decodes_like_transformers(transformers.MistralForCausalLM(config).eval(), tmp_path, capfd)
+
+
+def assert_paged_form_decodes_like_transformers(model: torch.nn.Module, tmp_path: Path, capfd) -> None:
     specs = openvino_compile_specs(paged_attention=True)
-    program = program_of(export_huggingface_llm(model, max_seq_len=CONTEXT, compile_specs=specs), tmp_path, family)
+    program = program_of(export_huggingface_llm(model, max_seq_len=CONTEXT, compile_specs=specs), tmp_path, "paged")
     method = program.load_method()
     for sequence, prompt_length in (([5, 17, 3, 99, 42, 7, 8, 150, 11, 12, 13], 7), ([9, 4, 60, 61], 3)):
         calls = [(sequence[:prompt_length], 0)] + [
@@ -477,3 +487,74 @@ def test_chat_turns_from_the_folders_template_continue_on_the_kept_cache(llama):
     with pytest.raises(RuntimeError):
         for _ in range(CONTEXT):  # the runner refuses a prompt that does not fit in the positions left
             turn("over the lazy dog again", count=8)
+
+
+def test_a_family_that_computes_otherwise_under_the_exports_cache_is_refused_before_export():
+    """GPT-Neo's local layers mask by the number of keys they get, which is the cache's whole
+    length here: its logits came out wrong from the first call, without a word."""
+    config = transformers.GPTNeoConfig(
+        vocab_size=160,
+        hidden_size=32,
+        num_layers=2,
+        num_heads=4,
+        attention_types=[[["global", "local"], 1]],
+        window_size=4,
+        max_position_embeddings=64,
+        initializer_range=0.2,
+    )
+    torch.manual_seed(0)
+    with pytest.raises(ValueError, match="GPTNeoForCausalLM: under the export's cache its logits differ"):
+        export_huggingface_llm(transformers.GPTNeoForCausalLM(config).eval(), max_seq_len=CONTEXT)
+
+
+def test_a_max_seq_len_past_a_table_of_learned_positions_is_refused():
+    config = transformers.GPT2Config(vocab_size=160, n_embd=32, n_layer=1, n_head=4, n_positions=16)
+    model = transformers.GPT2LMHeadModel(config).eval()
+    with pytest.raises(ValueError, match=r"max_seq_len 17 passes the 16 rows of its table of learned positions"):
+        export_huggingface_llm(model, max_seq_len=17)
+
+
+def mixtral(experts_implementation: str) -> torch.nn.Module:
+    config = transformers.MixtralConfig(**COMMON, vocab_size=160, num_local_experts=4, num_experts_per_tok=2)
+    model = transformers.MixtralForCausalLM(config).eval()
+    model.set_experts_implementation(experts_implementation)
+    return model
+
+
+def test_mixture_of_experts_in_a_form_that_does_not_export_or_run_is_refused_by_name():
+    from executorch_openvino.llm.huggingface import HuggingFaceDecoder
+
+    with pytest.raises(ValueError, match="mixture-of-experts layers .*'grouped_mm'"):
+        HuggingFaceDecoder(mixtral("grouped_mm"), CONTEXT, dynamic_shape=False)
+    with pytest.raises(ValueError, match="mixture-of-experts layers .*one token per call"):
+        HuggingFaceDecoder(mixtral("batched_mm"), CONTEXT, dynamic_shape=True)
+
+
+def test_mixture_of_experts_with_batched_experts_decodes_token_by_token_like_transformers(tmp_path):
+    torch.manual_seed(0)
+    model = mixtral("batched_mm")
+    program = program_of(export_huggingface_llm(model, max_seq_len=CONTEXT, dynamic_shape=False), tmp_path, "moe")
+    method = program.load_method()
+    sequence = [5, 17, 3, 99, 42]
+    for position, token in enumerate(sequence):
+        with torch.no_grad():
+            expected = model(torch.tensor([sequence[: position + 1]])).logits[:, -1]
+        [logits] = method.execute([torch.tensor([[token]]), torch.tensor([position])])
+        assert_close([logits.clone()], [expected], rtol=1e-4, atol=1e-4)
+
+
+def test_multi_head_latent_attention_is_refused_by_name():
+    from executorch_openvino.llm.huggingface import HuggingFaceDecoder
+
+    config = transformers.DeepseekV3Config(
+        **COMMON,
+        vocab_size=160,
+        kv_lora_rank=16,
+        q_lora_rank=16,
+        qk_rope_head_dim=8,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+        n_routed_experts=4,
+    )
+    with pytest.raises(ValueError, match=r"multi-head latent attention \(kv_lora_rank\)"):
+        HuggingFaceDecoder(transformers.DeepseekV3ForCausalLM(config).eval(), CONTEXT)
