@@ -360,9 +360,10 @@ _ENTRIES = (
     Workaround(
         "input_into_state_in_place",
         "CPU plugin",
-        "loses a model input that ops it runs in place (a Reshape, a Concat along leading axes) take into "
-        "an Assign: a variable written as concat(variable[1:], x) keeps stale or uninitialized rows where "
-        "x belongs, and other readers of x see them too",
+        "loses a model input that ops it runs in place (a Reshape, a Concat along leading axes) or drops "
+        "(x * 1, x + 0) take into an Assign: a variable written as concat(variable[1:], x) keeps stale or "
+        "uninitialized rows where x belongs, and other readers of x see them too; one written as x * 1 reads "
+        "the current call's x",
         ("conversion.rewrites.inputs_into_state.copy_inputs_into_state",),
     ),
     Workaround(

@@ -7,9 +7,13 @@ model input to the value an Assign stores, the plugin places the input in the
 variable's memory but binds the caller's input tensor elsewhere, and never copies
 it: a buffer written as ``cat([buffer[1:], x])`` (a streaming window) keeps stale or
 uninitialized rows where ``x`` belongs, and other readers of ``x`` see them too,
-silently. Written from a computed value, the same chain is right. So each input on
-such a chain is first computed into memory of its own, by a Maximum of the input
-with itself: every value, NaN and -0.0 included, comes out as it went in.
+silently. The plugin also drops ops that leave a value as it is (``x * 1``, ``x + 0``,
+a layer scale of ones, ``where(True, x, y)``), which brings the input to the Assign
+all the same: the buffer then reads the current call's input instead of the last
+one's. Written from a computed value, the same chain is right. So each input on such
+a chain is first computed into memory of its own, by a Maximum of the input with
+itself, which the plugin keeps: every value, NaN and -0.0 included, comes out as it
+went in.
 """
 
 from __future__ import annotations
@@ -46,12 +50,17 @@ _IN_PLACE = {
     "ScatterUpdate": (0,),
     "ScatterNDUpdate": (0,),
     "ScatterElementsUpdate": (0,),
+    "Negative": (0,),
 }
+
+# Ops the plugin drops when their other inputs are constants that leave the value as it
+# is (x * 1, x / 1, x + 0, x - 0): followed through any input whose siblings are constants.
+_WITH_CONSTANTS = ("Multiply", "Divide", "Add", "Subtract", "Maximum", "Minimum", "Power")
 
 
 @works_around("input_into_state_in_place")
 def copy_inputs_into_state(model: ov.Model) -> int:
-    """Puts a copy between each parameter and the in-place chains that take it into an Assign.
+    """Puts a copy between each parameter and the chains that may take it into an Assign unchanged.
 
     Returns how many parameters got a copy.
     """
@@ -75,22 +84,48 @@ def copy_inputs_into_state(model: ov.Model) -> int:
 
 
 def _reaches_assign(target: ov.Input) -> bool:
-    """Whether the value entering `target` reaches an Assign through in-place ops only."""
+    """Whether the value entering `target` may reach an Assign unchanged (_may_pass_through)."""
     pending: List[ov.Input] = [target]
     seen = set()
     while pending:
         current = pending.pop()
         node = current.get_node()
-        kind = node.get_type_name()
-        if kind == "Assign":
+        if node.get_type_name() == "Assign":
             return True
-        carried = _IN_PLACE.get(kind, ())
-        if (carried is not None and current.get_index() not in carried) or id(node) in seen:
+        if not _may_pass_through(node, current.get_index()) or id(node) in seen:
             continue
         seen.add(id(node))
         for output in node.outputs():
             pending.extend(output.get_target_inputs())
     return False
+
+
+def _may_pass_through(node: ov.Node, index: int) -> bool:
+    """Whether the plugin may hand input `index` of `node` on unchanged, in place or by dropping `node`."""
+    kind = node.get_type_name()
+    if kind in _IN_PLACE:
+        carried = _IN_PLACE[kind]
+        return carried is None or index in carried
+    others = [node.input_value(other) for other in range(node.get_input_size()) if other != index]
+    if kind in _WITH_CONSTANTS:
+        return all(_is_constant(other) for other in others)
+    if kind == "Select":  # where(constant condition, x, y) may become x
+        return index > 0 and _is_constant(node.input_value(0))
+    return False
+
+
+def _is_constant(value: ov.Output) -> bool:
+    """Whether `value` may be computed from Constants and shapes alone (``torch.ones(2, 3)``
+    is a Broadcast of two, ``ones_like(x)`` one of x's shape), which the plugin folds."""
+    pending, seen = [value.get_node()], set()
+    while pending:
+        node = pending.pop()
+        if node.get_type_name() in ("Parameter", "ReadValue"):
+            return False
+        if node.get_type_name() not in ("ShapeOf",) and id(node) not in seen:
+            seen.add(id(node))
+            pending.extend(source.get_node() for source in node.input_values())
+    return True
 
 
 def _copy_of(value: ov.Output) -> ov.Output:

@@ -245,3 +245,27 @@ def test_a_buffer_filled_with_a_constant_stays_with_executorch_and_holds_it(tmp_
     assert program.delegate_input_counts() == [2]  # x and the buffer
     calls = [(torch.full((4,), float(call)),) for call in range(3)]
     assert_each_call_matches_eager(program.load_method(), reference, calls)
+
+
+class KeepsScaledInput(torch.nn.Module):
+    """A layer scale that starts as ones (as trained models' often do) before the buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.ones(4), requires_grad=False)
+        self.register_buffer("last", torch.zeros(4))
+
+    def forward(self, x):
+        change = x - self.last
+        self.last.copy_(x * self.scale)
+        return change
+
+
+def test_a_buffer_set_to_the_input_times_ones_holds_the_last_calls_input(tmp_path):
+    # OpenVINO's CPU plugin drops x * 1, which brings the input to the state unchanged.
+    model = KeepsScaledInput()
+    reference = copy.deepcopy(model)
+    calls = [(torch.full((4,), float(call)),) for call in range(1, 4)]
+    program = lower(model, calls[0], tmp_path)
+    assert program.delegate_input_counts() == [1]
+    assert_each_call_matches_eager(program.load_method(), reference, calls)

@@ -325,9 +325,18 @@ def test_an_input_written_into_state_unchanged_is_copied_and_every_frame_is_kept
     assert sums == [[1.0] * 3, [3.0] * 3, [5.0] * 3]
 
 
-def test_a_computed_value_written_into_state_is_left_alone():
-    # An LLM's KV cache is written from computed values: no copy, no extra pass over it.
-    model = window_of_frames(lambda frame: ops.multiply(frame, ops.constant(np.float32(2))))
+def test_an_input_written_into_state_through_an_op_the_plugin_drops_is_copied():
+    model = window_of_frames(lambda frame: ops.multiply(frame, ops.constant(np.float32(1))))
+    assert copy_inputs_into_state(model) == 1
+    request = ov.compile_model(model, "CPU", CPU_AT_F32).create_infer_request()
+    sums = [request.infer([np.full((1, 3), value, np.float32)])[0].tolist() for value in (1.0, 2.0, 3.0)]
+    assert sums == [[1.0] * 3, [3.0] * 3, [5.0] * 3]
+
+
+def test_a_projection_of_an_input_written_into_state_is_left_alone():
+    # An LLM's KV cache is written from projections: no copy.
+    weight = ops.constant(np.eye(3, dtype=np.float32) * 2)
+    model = window_of_frames(lambda frame: ops.matmul(frame, weight, False, False))
     assert copy_inputs_into_state(model) == 0
 
 

@@ -527,6 +527,15 @@ def test_input_into_state_in_place():
         not all(np.array_equal(call, want) for call, want in zip(calls, expected)),
         "a variable written as concat(variable[1:], x)",
     )
+    last = _float_variable("last", [3])
+    step = ops.parameter([3], np.float32)
+    previous = ops.read_value(ops.constant(np.zeros(3, np.float32)), last)
+    written = ops.multiply(step, ops.constant(np.float32(1)))
+    read = ops.result(ops.add(previous, ops.constant(np.float32(0.5))))
+    model = ov.Model([read], [ops.assign(written, last)], [step])
+    request = ov.compile_model(model, "CPU", CPU_AT_F32).create_infer_request()
+    calls = [request.infer([np.full(3, value, np.float32)])[0].copy() for value in (1.0, 2.0)]
+    still_wrong("input_into_state_in_place", calls[1].tolist() != [1.5] * 3, "a variable written as x * 1")
 
 
 def test_constant_into_state_dropped():
