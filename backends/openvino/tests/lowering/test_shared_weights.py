@@ -34,13 +34,19 @@ def digest(tensor: torch.Tensor) -> str:
     return weight_digest(tensor.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
 
 
-def test_a_weight_both_methods_read_is_named_for_each_and_no_other():
+def recorded_methods_sharing_a_table():
+    """(methods, embeds, projects, table): two methods recorded, reading one table."""
     table, unused = torch.nn.Embedding(VOCAB, WIDTH), torch.nn.Linear(WIDTH, VOCAB)
     embeds = torch.export.export(Embeds(table, unused), (torch.tensor([[1, 2]]),))
     projects = torch.export.export(Projects(table, unused), (torch.randn(1, WIDTH),))
     methods = WeightsAcrossMethods()
     methods.record(embeds)
     methods.record(projects)
+    return methods, embeds, projects, table
+
+
+def test_a_weight_both_methods_read_is_named_for_each_and_no_other():
+    methods, embeds, projects, table = recorded_methods_sharing_a_table()
     # Both modules hold `unused`, which neither graph reads; the projection's own weight is one method's.
     assert methods.shared_with_others(embeds) == {digest(table.weight)}
     assert methods.shared_with_others(projects) == {digest(table.weight)}
@@ -56,12 +62,7 @@ def test_a_program_of_one_method_shares_nothing():
 
 def test_a_program_partitioned_after_the_recorded_methods_shares_nothing():
     # A later to_backend with the same partitioner: it was not recorded, so it is alone.
-    table, unused = torch.nn.Embedding(VOCAB, WIDTH), torch.nn.Linear(WIDTH, VOCAB)
-    embeds = torch.export.export(Embeds(table, unused), (torch.tensor([[1, 2]]),))
-    projects = torch.export.export(Projects(table, unused), (torch.randn(1, WIDTH),))
-    methods = WeightsAcrossMethods()
-    methods.record(embeds)
-    methods.record(projects)
+    methods, embeds, projects, _ = recorded_methods_sharing_a_table()
     methods.shared_with_others(embeds)
     methods.shared_with_others(projects)
     assert methods.shared_with_others(projects) == frozenset()
