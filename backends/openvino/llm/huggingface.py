@@ -528,8 +528,10 @@ def check_decoder_computes_as_model(decoder: "HuggingFaceDecoder") -> None:
     got = torch.stack(logits[-2:])
     scale = expected.abs().max().item()
     difference = (got - expected).abs().max().item()
-    # f32: the two attention paths' rounding; 16-bit floats round each product.
-    tolerance = (1e-3 if decoder._dtype == torch.float32 else 5e-2) * max(scale, 1.0)
+    # f32: the two attention paths' rounding, under 2e-6 of the largest logit in 40 families.
+    # 16-bit floats round each product, more with depth: 0.08 in a bfloat16 Llama of 48 layers
+    # (random weights); GPT-Neo's masking gave 0.5.
+    tolerance = (1e-3 if decoder._dtype == torch.float32 else 0.25) * max(scale, 1.0)
     if not difference <= tolerance:
         raise ValueError(
             f"{type(model).__name__}: under the export's cache its logits differ from its own by {difference:.3g} "

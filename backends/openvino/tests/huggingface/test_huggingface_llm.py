@@ -558,3 +558,27 @@ def test_multi_head_latent_attention_is_refused_by_name():
     )
     with pytest.raises(ValueError, match=r"multi-head latent attention \(kv_lora_rank\)"):
         HuggingFaceDecoder(transformers.DeepseekV3ForCausalLM(config).eval(), CONTEXT)
+
+
+def test_a_deep_bfloat16_model_is_not_refused_for_its_rounding():
+    """The check compares the wrapper with the model in the model's dtype; 48 bfloat16 layers
+    round their logits 0.08 of the largest apart, which a 5e-2 tolerance refused."""
+    from executorch_openvino.llm.huggingface import HuggingFaceDecoder, check_decoder_computes_as_model
+
+    config = transformers.LlamaConfig(
+        vocab_size=1000,
+        hidden_size=256,
+        intermediate_size=512,
+        num_hidden_layers=48,
+        num_attention_heads=8,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        initializer_range=0.1,
+    )
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(config).eval()
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "norm" in name:
+                parameter.add_(torch.randn_like(parameter) * 0.1)
+    check_decoder_computes_as_model(HuggingFaceDecoder(model.to(torch.bfloat16), 32))
