@@ -36,6 +36,7 @@ _IN_PLACE = {
     "Squeeze": (0,),
     "Unsqueeze": (0,),
     "Convert": (0,),
+    "ConvertLike": (0,),
     "Identity": (0,),
     "Concat": None,
     "Slice": (0,),
@@ -54,8 +55,21 @@ _IN_PLACE = {
 }
 
 # Ops the plugin drops when their other inputs are constants that leave the value as it
-# is (x * 1, x / 1, x + 0, x - 0): followed through any input whose siblings are constants.
-_WITH_CONSTANTS = ("Multiply", "Divide", "Add", "Subtract", "Maximum", "Minimum", "Power")
+# is (x * 1, x / 1, x + 0, x - 0, an einsum "ij->ij", a batch norm of mean 0 and variance 1,
+# a FakeQuantize of 65536 levels over integers): followed through any input whose siblings
+# are constants.
+_WITH_CONSTANTS = (
+    "Multiply",
+    "Divide",
+    "Add",
+    "Subtract",
+    "Maximum",
+    "Minimum",
+    "Power",
+    "Einsum",
+    "BatchNormInference",
+    "FakeQuantize",
+)
 
 
 @works_around("input_into_state_in_place")
@@ -109,7 +123,7 @@ def _may_pass_through(node: ov.Node, index: int) -> bool:
     others = [node.input_value(other) for other in range(node.get_input_size()) if other != index]
     if kind in _WITH_CONSTANTS:
         return all(_is_constant(other) for other in others)
-    if kind == "Select":  # where(constant condition, x, y) may become x
+    if kind in ("Select", "If"):  # where(constant condition, x, y) may become x
         return index > 0 and _is_constant(node.input_value(0))
     return False
 

@@ -325,8 +325,25 @@ def test_an_input_written_into_state_unchanged_is_copied_and_every_frame_is_kept
     assert sums == [[1.0] * 3, [3.0] * 3, [5.0] * 3]
 
 
-def test_an_input_written_into_state_through_an_op_the_plugin_drops_is_copied():
-    model = window_of_frames(lambda frame: ops.multiply(frame, ops.constant(np.float32(1))))
+def _constant(value: float) -> ov.Node:
+    return ops.constant(np.float32(value))
+
+
+DROPPED_OPS = {
+    "x * 1": lambda frame: ops.multiply(frame, _constant(1)),
+    "einsum ij->ij": lambda frame: ops.einsum([frame], "ij->ij"),
+    "batch norm of mean 0 and variance 1": lambda frame: ops.batch_norm_inference(
+        frame, *(ops.constant(np.full(3, value, np.float32)) for value in (1, 0, 0, 1)), 1e-30
+    ),
+    "fake quantize over integers": lambda frame: ops.fake_quantize(
+        frame, _constant(0), _constant(65535), _constant(0), _constant(65535), 65536
+    ),
+}
+
+
+@pytest.mark.parametrize("dropped", sorted(DROPPED_OPS))
+def test_an_input_written_into_state_through_an_op_the_plugin_drops_is_copied(dropped):
+    model = window_of_frames(DROPPED_OPS[dropped])
     assert copy_inputs_into_state(model) == 1
     request = ov.compile_model(model, "CPU", CPU_AT_F32).create_infer_request()
     sums = [request.infer([np.full((1, 3), value, np.float32)])[0].tolist() for value in (1.0, 2.0, 3.0)]
