@@ -16,6 +16,7 @@ from typing import Dict, FrozenSet, Set
 import torch
 from torch.export import ExportedProgram
 
+from ..edge_graph.nodes import op_name
 from ..workarounds import works_around
 
 logger = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ def _computed_from_constants_only(node: torch.fx.Node, varying: Set[str]) -> boo
         current = pending.pop()
         if current.op == "placeholder" and current.name in varying:
             return False
-        if current.name not in seen and _op_name(current) not in _READ_SHAPE_ONLY:
+        if current.name not in seen and op_name(current) not in _READ_SHAPE_ONLY:
             seen.add(current.name)
             pending.extend(current.all_input_nodes)
     return True
@@ -96,8 +97,3 @@ def _computed_from_constants_only(node: torch.fx.Node, varying: Set[str]) -> boo
 _READ_SHAPE_ONLY = frozenset(
     f"aten.{name}.default" for name in ("full_like", "zeros_like", "ones_like", "empty_like", "new_full", "new_zeros")
 )
-
-
-def _op_name(node: torch.fx.Node) -> str:
-    """ "aten.full_like.default" for an ATen or edge op node, else ""."""
-    return getattr(node.target, "__name__", "") if node.op == "call_function" else ""
