@@ -16,8 +16,7 @@ channel) and `all` for `all_layers=True` (the embedding and the output projectio
 them in 8 bits). For each context and form:
 - decode: static exports (one token per call), the cache filled to 60% of the context,
   then `--tokens` greedy steps; rows for ours with the compile specs export_llm gives
-  those weights (`compile_specs_for_compressed_weights`: for 4-bit weights in groups,
-  activations quantized in groups as long) and with
+  those weights (the defaults: activations quantized in OpenVINO's groups) and with
   `dynamic_quantization_group_size=0` (f32 activations), XNNPACK 8da4w (group 128) and
   OpenVINO alone compiled from the same IR with our runtime's configuration, with
   OpenVINO's own defaults (its precision hint, u8 KV cache and dynamic quantization, as
@@ -59,7 +58,6 @@ from common.llm_engines import Eager, ExecutorchEngine, OpenvinoAloneLogitsCopy,
 from common.quantized_llm import (  # noqa: E402
     add_model_arguments,
     converted_ir,
-    export_llm_specs,
     nncf_compressed,
     programs_folder,
     write_pte,
@@ -125,7 +123,7 @@ def main() -> None:
         for form in options.forms:
             compressed = nncf_compressed(decode_model, form, False, context)
             stem = form.replace(":", "_")
-            ours_specs = export_llm_specs(form)
+            ours_specs = openvino_compile_specs()
             ptes[f"ours {form}"] = write_pte(
                 compressed, OpenvinoPartitioner(ours_specs), False, context, folder / f"ours_{stem}_{context}.pte"
             )
@@ -140,7 +138,7 @@ def main() -> None:
             if options.kv_cache_u8:
                 ptes[f"ours {form}, u8 KV cache"] = write_pte(
                     compressed,
-                    OpenvinoPartitioner(export_llm_specs(form, openvino_compile_specs(kv_cache_precision="u8"))),
+                    OpenvinoPartitioner(openvino_compile_specs(kv_cache_precision="u8")),
                     False,
                     context,
                     folder / f"ours_{stem}_kvu8_{context}.pte",

@@ -16,9 +16,7 @@ from typing import Any, ContextManager, Dict, Iterator, List, Optional
 import openvino as ov
 import torch
 from executorch.exir import to_edge_transform_and_lower
-from executorch.exir.backend.compile_spec_schema import CompileSpec
 from executorch_openvino import OpenvinoPartitioner
-from executorch_openvino.llm import compile_specs_for_compressed_weights
 
 from common.bench import cpu_ops, delegate_ids
 from common.llm import SHAPES, dynamic_shapes, example_inputs, with_xnnpack_custom_ops
@@ -115,13 +113,6 @@ def kv_cache_kept_in_slots() -> ContextManager[None]:
     from executorch_openvino.conversion.rewrites.kv_cache_growth import grow_kv_caches
 
     return conversion_without(grow_kv_caches.__name__)
-
-
-def export_llm_specs(form: str, compile_specs: Optional[List[CompileSpec]] = None) -> List[CompileSpec]:
-    """The compile specs export_llm lowers weights compressed as `form` with
-    (`compile_specs_for_compressed_weights`: for 4-bit weights in groups, activations
-    quantized in groups as long)."""
-    return compile_specs_for_compressed_weights(compile_specs, nncf_settings(form))
 
 
 def add_form_argument(parser: argparse.ArgumentParser) -> None:

@@ -55,7 +55,6 @@ from common.quantized_llm import (  # noqa: E402
     add_form_argument,
     add_model_arguments,
     converted_ir,
-    export_llm_specs,
     kv_cache_kept_in_slots,
     nncf_compressed,
     programs_folder,
@@ -197,7 +196,7 @@ def main() -> None:
         model = llama_of_shape(options.shape, context, dynamic=False)
         compressed = nncf_compressed(model, options.form, False, context)
         # The compile specs export_llm gives these weights, and the configuration they make.
-        ours_specs = export_llm_specs(options.form)
+        ours_specs = openvino_compile_specs()
         our_config = compile_config(ours_specs)
         engines: Dict[str, Callable] = {
             f"ours {options.form}": ExecutorchEngine(
@@ -207,7 +206,7 @@ def main() -> None:
             ),
         }
         if not options.no_paged:
-            paged_specs = export_llm_specs(options.form, openvino_compile_specs(paged_attention=True))
+            paged_specs = openvino_compile_specs(paged_attention=True)
             engines[f"ours {options.form}, paged_attention"] = ExecutorchEngine(
                 write_pte(
                     compressed,

@@ -35,10 +35,10 @@ from common.quantized_llm import (
     add_model_arguments,
     conversion_without,
     converted_ir,
-    export_llm_specs,
     nncf_compressed,
     programs_folder,
 )
+from executorch_openvino import openvino_compile_specs
 from executorch_openvino.conversion.rewrites.sibling_products import fuse_sibling_products
 
 
@@ -65,7 +65,7 @@ def main() -> None:
     setup_logging()
     folder = programs_folder(options.folder, "llm_joined_products_")
     env = environment()
-    config = compile_config(export_llm_specs(options.form))
+    config = compile_config(openvino_compile_specs())
     rows: List[List[object]] = []
     for context in options.contexts:
         compressed = nncf_compressed(

@@ -10,8 +10,8 @@ The model is llm_quantized.py's Llama (random weights). Each engine times two pr
 - the step's matrix products alone: every linear layer of the model (the same weights,
   quantized the same way: NNCF's `--form` for ours, 8da4w in groups of 128 for XNNPACK)
   applied once to one token's activations, in one program that returns each product.
-Ours is lowered with the compile specs export_llm gives those weights
-(`compile_specs_for_compressed_weights`: for `int4`, activations in groups of 128).
+Ours is lowered with the compile specs export_llm gives those weights (the defaults:
+activations quantized in OpenVINO's groups).
 What a step takes beyond its matrix products (attention, the KV cache, norms, rotary
 embedding, the embedding row, the call) is the difference. The quantized-LLM issue's
 target: that part of ours no slower than XNNPACK's on every CPU.
@@ -44,7 +44,6 @@ from common.quantized_llm import (
     XNNPACK_GROUP,
     add_form_argument,
     add_model_arguments,
-    export_llm_specs,
     nncf_compressed,
     nncf_settings,
     programs_folder,
@@ -52,7 +51,7 @@ from common.quantized_llm import (
     xnnpack_8da4w,
 )
 from executorch.runtime import Runtime
-from executorch_openvino import OpenvinoPartitioner
+from executorch_openvino import OpenvinoPartitioner, openvino_compile_specs
 
 
 class MatrixProductsOfAStep(torch.nn.Module):
@@ -204,7 +203,7 @@ def main() -> None:
     folder = programs_folder(options.folder, "llm_quantized_matmuls_")
     env = environment()
     stem = options.form.replace(":", "_")
-    ours_specs = export_llm_specs(options.form)
+    ours_specs = openvino_compile_specs()
     rows: List[List[object]] = []
     for context in options.contexts:
         model = llama_of_shape(options.shape, context, dynamic=False)

@@ -3,11 +3,10 @@
 from .decoder_program import export_llm, runner_metadata
 from .export import speed_preset
 from .huggingface import export_huggingface_llm
-from .weight_compression import WEIGHT_COMPRESSION_FORMS, compile_specs_for_compressed_weights
+from .weight_compression import WEIGHT_COMPRESSION_FORMS
 
 __all__ = [
     "WEIGHT_COMPRESSION_FORMS",
-    "compile_specs_for_compressed_weights",
     "export_huggingface_llm",
     "export_llm",
     "runner_metadata",

@@ -27,7 +27,6 @@ from ..partitioner import OpenvinoPartitioner
 from ..preprocessing.paged_attention import PagedAttentionRefused
 from .weight_compression import (
     check_compression,
-    compile_specs_for_compressed_weights,
     compressed_module,
     compression_settings,
 )
@@ -93,9 +92,9 @@ def export_llm(
             ``dataset`` of the model's inputs (``calibration.calibration_inputs``).
             :func:`check_compression` says what is refused.
             Needs the ``quantization`` extra. OpenVINO then receives 4-bit or 8-bit
-            weights (partition/compressed_weights.py). With 4-bit weights in groups
-            (``"int4"``: 128) the CPU plugin quantizes activations in groups as long,
-            unless ``compile_specs`` set ``dynamic_quantization_group_size``.
+            weights (partition/compressed_weights.py), and the CPU plugin quantizes the
+            activations of their layers to int8 in its own groups unless ``compile_specs``
+            set ``dynamic_quantization_group_size``.
         generate_etrecord: also record an ETRecord (``program.get_etrecord()``), which
             ``executorch.devtools.Inspector`` reads with an ETDump to relate OpenVINO's
             layers to the model's operators (docs/profiling.md).
@@ -116,7 +115,6 @@ def export_llm(
     if options.paged_attention:
         _check_paged_attention_fits(args)
     compression = check_compression(compression_settings(weight_compression)) if weight_compression else None
-    compile_specs = compile_specs_for_compressed_weights(compile_specs, compression)
     tokens = torch.tensor([[bos_id, bos_id]], dtype=torch.long)
     positions = torch.tensor([0], dtype=torch.long)
     dynamic_shapes = None

@@ -36,7 +36,7 @@ from ..compile_specs import PER_SEQUENCE_INPUTS, openvino_compile_specs, parse_c
 from ..partitioner import OpenvinoPartitioner
 from .decoder_program import modules_in_eval_mode, program_reading_inputs_in_place
 from .huggingface import configured_eos_ids, mask_table, require_transformers
-from .weight_compression import compile_specs_for_compressed_weights, compressed_module, compression_settings
+from .weight_compression import compressed_module, compression_settings
 
 logger = logging.getLogger(__name__)
 
@@ -390,7 +390,7 @@ def export_encoder_decoder(
         )
     shapes = export_shapes(model, max_seq_len, max_source_len)
     compression = _adjusting_groups(compression_settings(weight_compression)) if weight_compression else None
-    specs = with_defaults(compile_specs_for_compressed_weights(compile_specs, compression))
+    specs = with_defaults(compile_specs)
     start = decoder_start_id(model) if start_id is None else int(start_id)
     eos = configured_eos_ids(model) if eos_ids is None else [int(token) for token in eos_ids]
     with torch.no_grad(), modules_in_eval_mode(model):

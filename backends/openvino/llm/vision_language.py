@@ -51,7 +51,6 @@ from .decoder_program import modules_in_eval_mode, program_reading_inputs_in_pla
 from .huggingface import EmbeddingsDecoder, configured_bos_id, configured_eos_ids, require_transformers
 from .weight_compression import (
     check_compression,
-    compile_specs_for_compressed_weights,
     compressed_module,
     compression_settings,
 )
@@ -224,7 +223,7 @@ def export_vision_language(
     if options.paged_attention:
         check_paged_attention_fits(model, decoder)
     compression = check_compression(compression_settings(weight_compression)) if weight_compression else None
-    specs = with_defaults(compile_specs_for_compressed_weights(compile_specs, compression))
+    specs = with_defaults(compile_specs)
     bos = configured_bos_id(model) if bos_id is None else int(bos_id)
     eos = configured_eos_ids(model) if eos_ids is None else [int(token) for token in eos_ids]
     with torch.no_grad(), modules_in_eval_mode(model):

@@ -1,5 +1,5 @@
-"""Weight compression of an exported LLM with NNCF: the named forms, the arguments checked
-before anything is exported, and the compile specs compressed weights are lowered with.
+"""Weight compression of an exported LLM with NNCF: the named forms and the arguments checked
+before anything is exported.
 
 Read by every export of this folder (decoder_program.py, huggingface.py,
 encoder_decoder.py, vision_language.py) and by the command line (export.py).
@@ -7,12 +7,10 @@ encoder_decoder.py, vision_language.py) and by the command line (export.py).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, Mapping, Union
 
 import torch
-from executorch.exir.backend.compile_spec_schema import CompileSpec
 
-from ..compile_specs import DYNAMIC_QUANTIZATION_GROUP_SIZE, openvino_compile_specs, parse_compile_specs, with_defaults
 from .calibration import DATA_AWARE
 
 #: Named weight-compression forms (``weight_compression="int4"``, ``--weight-compression
@@ -29,31 +27,6 @@ WEIGHT_COMPRESSION_FORMS: Dict[str, Dict[str, Any]] = {
 
 #: The precisions NNCF keeps the layers in that a ratio below 1 leaves out of 4 bits.
 BACKUP_PRECISIONS = ("int8_asym", "int8_sym", "none")
-
-
-def compile_specs_for_compressed_weights(
-    compile_specs: Optional[List[CompileSpec]], compression: Optional[Mapping[str, Any]]
-) -> Optional[List[CompileSpec]]:
-    """The compile specs export_llm lowers weights compressed with `compression` (arguments
-    of ``nncf.compress_weights``) with: `compile_specs`, plus for 4-bit weights in groups
-    (the ``int4`` form: 128) dynamic_quantization_group_size as long as those groups,
-    unless `compile_specs` set it. A new list; `compile_specs` is left as it was.
-
-    The CPU plugin quantizes the activations of compressed-weight layers to int8 in groups
-    (its default 32, on CPUs with VNNI or AMX). In groups as long as the weights' its 4-bit
-    products run faster: with the ``int4`` form decode took 0.73-0.92x the time on an AMD
-    EPYC Zen 5 (OpenVINO 2026.4.1; benchmarks/results/llm-quantized-zen5-2026-12-05.md),
-    the largest relative logit error against f32 activations 1.1-1.4e-2 instead of
-    0.9-1.0e-2 (XNNPACK's 8da4w, one group per token: 1.5e-2 against its eager model).
-    """
-    settings = compression or {}
-    mode = str(getattr(settings.get("mode"), "value", settings.get("mode")))  # a CompressWeightsMode or its value
-    group = settings.get("group_size")
-    four_bit_groups = mode.startswith("int4") and isinstance(group, int) and group > 0
-    if not four_bit_groups or parse_compile_specs(compile_specs).dynamic_quantization_group_size is not None:
-        return compile_specs
-    activation_groups = openvino_compile_specs(dynamic_quantization_group_size=group)
-    return [*with_defaults(compile_specs), *(s for s in activation_groups if s.key == DYNAMIC_QUANTIZATION_GROUP_SIZE)]
 
 
 def compression_settings(weight_compression: Union[str, Mapping[str, Any]]) -> Dict[str, Any]:

@@ -146,12 +146,13 @@ def test_unknown_weight_compression_name_is_refused_before_exporting():
         export_llm(model, args, weight_compression="int3")
 
 
-def test_int4_weights_in_groups_get_int8_activations_in_groups_as_long():
-    # The CPU plugin's 4-bit products run faster with activation groups as long as the
-    # weights' (its default is 32): 0.73-0.92x the decode time on an AMD EPYC Zen 5.
+def test_int4_weights_leave_the_activation_groups_to_openvino():
+    # OpenVINO's own groups (32), as OpenVINO GenAI runs them: which length decodes faster
+    # depends on the CPU kind (docs/llm.md#quantized-llms), and 32 is the closer to the
+    # compressed model's values.
     model, args = _llama_of_one_int4_group()
     manager = export_llm(model, args, weight_compression="int4")
-    assert _delegate_compile_specs(manager)["dynamic_quantization_group_size"] == b"128"
+    assert "dynamic_quantization_group_size" not in _delegate_compile_specs(manager)
 
 
 def test_a_dynamic_quantization_group_size_the_caller_set_is_kept():
