@@ -14,9 +14,11 @@ plugin from fusing the SiLU into the gate product: a FullyConnected with a fused
 activation runs on oneDNN's brgemm, one without on MLAS, and at one token a row MLAS
 is the faster (for comparison only; no export does this). Each IR is compiled as the
 runtime compiles the compile spec paged_attention (llm_prefill_attention.py repeats that
-form in Python), at f32 with an f32 cache. A round gives every way the same new prompt of
-``--tokens`` random ids, the first engine turning each round, then ``--steps`` decode
-steps with the engines alternating at every step. Printed per prompt length and way: the
+form in Python), at ``--precision`` with a ``--kv-cache-precision`` cache (f32 and f32 by
+default). A round gives every way the same new prompt of ``--tokens`` random ids, the
+first engine turning each round, then ``--steps`` decode steps of random tokens, each
+way's steps in one block in the same order (until 2026-12-07 the ways alternated at
+every step, which slowed every step). Printed per prompt length and way: the
 median prompt and step times, and the medians of the paired ratios to "joined" (same
 prompt or step), which cancel most of a shared machine's drift; and the largest logit
 difference from "joined" (none of the ways may change values).
@@ -82,15 +84,15 @@ def keep_activations_out(model: ov.Model) -> int:
 
 
 class PagedEngine:
-    """Our IR in PagedAttention form, compiled at f32 with an f32 cache."""
+    """Our IR in PagedAttention form, compiled at `precision` with a `cache` KV cache."""
 
-    def __init__(self, pte: Path, context: int, activation_out: bool = False) -> None:
+    def __init__(self, pte: Path, context: int, precision: str, cache: str, activation_out: bool = False) -> None:
         model = ir_in_pte(pte)
         if activation_out and not keep_activations_out(model):
             raise SystemExit(f"{pte}: no Sigmoid to keep out of its product")
         tokens_name, self.positions_name = (port.get_any_name() for port in model.inputs)
         to_paged(model, tokens_name)
-        config = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}
+        config = {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": cache}
         compiled = ov.Core().compile_model(model, "CPU", config)
         self.request = compiled.create_infer_request()
         bind_blocks(compiled, self.request, context)
@@ -136,10 +138,12 @@ def measure(engines: Dict[str, PagedEngine], tokens: int, rounds: int, steps: in
         for way in WAYS:
             difference = float(np.abs(logits[way] - logits["joined"]).max())
             largest_difference[way] = max(largest_difference[way], difference)
-        for step in range(steps):
-            token = np.array([int(logits["joined"].argmax())], np.int64)
-            for way in WAYS if step % 2 == 0 else WAYS[::-1]:
-                ms = timed(engines[way].call, token, tokens + step)
+        # Each way's steps in one block: a compiled model called right after another
+        # one finds the caches holding the other's weights (every step slower).
+        step_tokens = rng.integers(10, 990, size=steps).astype(np.int64)
+        for way in order:
+            for step, token in enumerate(step_tokens):
+                ms = timed(engines[way].call, token[None], tokens + step)
                 if index:
                     step_ms[way].append(ms)
 
@@ -168,15 +172,19 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=48, help="decode steps a round")
+    parser.add_argument("--precision", choices=["f32", "bf16"], default="f32", help="INFERENCE_PRECISION_HINT")
+    parser.add_argument("--kv-cache-precision", choices=["f32", "bf16", "u8"], help="default: --precision")
     options = parser.parse_args()
-    print_header(f"Joined and apart products, {options.weight_compression} weights, f32, paged", environment())
+    cache = options.kv_cache_precision or options.precision
+    title = f"Joined and apart products, {options.weight_compression} weights, {options.precision}, {cache} cache"
+    print_header(title + ", paged", environment())
     with tempfile.TemporaryDirectory() as work:
         joined = export(options.hf, options.context, options.weight_compression, True, Path(work) / "joined")
         apart = export(options.hf, options.context, options.weight_compression, False, Path(work) / "apart")
         engines = {
-            "joined": PagedEngine(joined, options.context),
-            "apart": PagedEngine(apart, options.context),
-            "apart, activation out": PagedEngine(apart, options.context, activation_out=True),
+            "joined": PagedEngine(joined, options.context, options.precision, cache),
+            "apart": PagedEngine(apart, options.context, options.precision, cache),
+            "apart, activation out": PagedEngine(apart, options.context, options.precision, cache, activation_out=True),
         }
         rows = [row for tokens in options.tokens for row in measure(engines, tokens, options.rounds, options.steps)]
     print_table(
