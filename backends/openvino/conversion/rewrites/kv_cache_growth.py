@@ -59,7 +59,8 @@ class _CacheWrite:
 class _Positions:
     """Where a call's values go: a positions Parameter that lists each position, or
     (a dynamic-length export) holds the first one, with the count taken from
-    dimension `count_dim` of Parameter `counted` (the tokens)."""
+    dimension `count_dim` of Parameter `counted` (the tokens, or the positions
+    themselves where they list every position)."""
 
     parameter: ov.Node
     counted: Optional[ov.Node] = None
@@ -354,8 +355,10 @@ def _counted_from_start(add: ov.Node) -> Optional[_Positions]:
     counted, dim = shape.input_value(0).get_node(), _constant_values(size.input_value(1))
     if counted.get_type_name() != "Parameter" or dim is None or len(dim) != 1:
         return None
+    # The count may come from the positions' own length (they list every position, and
+    # torch.export read the size there); the runtime checks that they follow on.
     parameter = _first_position_of(start.output(0))
-    if parameter is None or parameter is counted:
+    if parameter is None:
         return None
     return _Positions(parameter, counted, dim[0] % counted.get_output_partial_shape(0).rank.get_length())
 

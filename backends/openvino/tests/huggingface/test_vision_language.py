@@ -296,6 +296,14 @@ def test_paged_attention_is_asked_of_the_text_decoder_alone(paged_llava):
     assert paged == {"vision_encoder": None, "token_embedding": None, "text_decoder": b"1"}
 
 
+def test_compressed_weights_keep_the_text_decoder_in_paged_form(tmp_path_factory):
+    """Exported again after NNCF compresses its weights, the decoder's graph counts a call's
+    positions from their own length (torch.export reads the size there, not from the
+    embeddings); its KV cache still grows, in PagedAttention form by default."""
+    compressed = exported_llava(tmp_path_factory, "int8_llava", "--weight-compression", "int8")
+    assert method_specs(compressed["pte"])["text_decoder"].get("paged_attention") == b"1"
+
+
 def test_paged_attention_runner_answers_like_transformers_for_two_images(paged_llava, capfd):
     """The image's embeddings and the text around them are prefilled in PagedAttention form
     (a dynamic-length export runs every call in it), then decoded one token a call."""
