@@ -59,8 +59,14 @@ def compressed_module(exported: torch.export.ExportedProgram, settings: Dict[str
     for flag in ("gptq", "lora_correction"):  # NNCF's torch.fx backend refuses them even when False
         if not settings.get(flag):
             settings.pop(flag, None)
+    module = exported.module()
+    # NNCF 3.4.0 fails on a product whose result nothing reads ("Node with name linear_9
+    # is not found"): Gemma 3's vision tower keeps SigLIP's pooling head, which the model
+    # never uses. In-place writes (the KV cache) count as used and stay.
+    module.graph.eliminate_dead_code()
+    module.recompile()
     try:
-        return nncf.compress_weights(exported.module(), mode=mode, dataset=dataset, **settings)
+        return nncf.compress_weights(module, mode=mode, dataset=dataset, **settings)
     except nncf.InvalidGroupSizeError as error:
         groups = settings.get("group_size")
         raise ValueError(

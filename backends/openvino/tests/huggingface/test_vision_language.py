@@ -304,6 +304,19 @@ def test_compressed_weights_keep_the_text_decoder_in_paged_form(tmp_path_factory
     assert method_specs(compressed["pte"])["text_decoder"].get("paged_attention") == b"1"
 
 
+def test_gemma3_compresses_without_the_pooling_head_it_never_reads(tmp_path):
+    """Gemma 3's vision tower keeps SigLIP's pooling head, whose result nothing reads:
+    NNCF 3.4.0 failed on it ("Node with name ... is not found"); the export drops it first."""
+    folder, pte = tmp_path / "gemma3", tmp_path / "gemma3.pte"
+    model, processor = gemma3_model_and_processor()
+    assert model.config.vision_config.vision_use_head
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    command = ["--hf", str(folder), "--output", str(pte), "--max-seq-len", str(CONTEXT)]
+    export_main([*command, "--weight-compression", "int8"])
+    assert set(method_specs(pte)) == {"vision_encoder", "token_embedding", "text_decoder"}
+
+
 def test_paged_attention_runner_answers_like_transformers_for_two_images(paged_llava, capfd):
     """The image's embeddings and the text around them are prefilled in PagedAttention form
     (a dynamic-length export runs every call in it), then decoded one token a call."""
