@@ -10,8 +10,9 @@ OURS.pte is ``python -m executorch_openvino.llm.export --hf FOLDER --max-seq-len
 activations of layers with compressed weights to int8 in groups of its
 DYNAMIC_QUANTIZATION_GROUP_SIZE (its default 32) on CPUs with VNNI or AMX. Each engine
 compiles the IR in the .pte once, in PagedAttention form as runtime/paged_attention.cpp
-compiles it for the compile spec paged_attention (llm_prefill_attention.py's ``to_paged``),
-with INFERENCE_PRECISION_HINT and KV_CACHE_PRECISION ``--precision`` and one group length.
+compiles it for the compile spec paged_attention (llm_joined_products_prefill.py's
+``PagedEngine``), with INFERENCE_PRECISION_HINT and KV_CACHE_PRECISION ``--precision``
+and one group length.
 
 Every round makes a prompt of ``--tokens`` random ids and gives it to each engine at
 position 0, then ``--steps`` greedy decode steps of one token; the engines' order
@@ -29,71 +30,29 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np  # noqa: E402
-import openvino as ov  # noqa: E402
 import torch  # noqa: E402
 
 torch.set_num_threads(1)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for common
 from common.bench import environment, print_header, print_table, round_order  # noqa: E402
-from llm_prefill_attention import ir_in_pte, to_paged  # noqa: E402
-
-Engine = Callable[[List[int], int], np.ndarray]
+from llm_joined_products_prefill import PagedEngine  # noqa: E402
 
 
-def paged_engine(pte: Path, group: int, precision: str, context: int) -> Engine:
-    """A call of `ids` at position `past` of one sequence, returning the last position's logits."""
-    model = ir_in_pte(pte)
-    tokens_name, positions_name = (port.get_any_name() for port in model.inputs)
-    to_paged(model, tokens_name)
-    config = {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": precision}
-    config["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = group
-    compiled = ov.Core().compile_model(model, "CPU", config)
-    request = compiled.create_infer_request()
-    caches = [port for port in compiled.inputs if port.get_any_name().startswith(("key_cache.", "value_cache."))]
-    block = next(port.get_partial_shape()[2].get_length() for port in caches if "value" in port.get_any_name())
-    blocks = (context + block - 1) // block
-    for port in caches:
-        shape = port.get_partial_shape()
-        request.set_tensor(
-            port, ov.Tensor(port.get_element_type(), [blocks] + [shape[d].get_length() for d in (1, 2, 3)])
-        )
-
-    def run(ids: List[int], past: int) -> np.ndarray:
-        count = len(ids)
-        used = (past + count + block - 1) // block
-        request.infer(
-            {
-                "input_ids": np.array(ids, np.int64),
-                positions_name: np.array([past], np.int64),
-                "position_ids": np.arange(past, past + count, dtype=np.int64),
-                "past_lens": np.array([past], np.int32),
-                "subsequence_begins": np.array([0, count], np.int32),
-                "block_indices_begins": np.array([0, used], np.int32),
-                "block_indices": np.arange(used, dtype=np.int32),
-                "max_context_len": np.array(past + count, np.int32),
-            }
-        )
-        logits = request.get_output_tensor(0).data
-        return logits.reshape(-1, logits.shape[-1])[-1]
-
-    return run
-
-
-def prompt_and_steps(run: Engine, prompt: List[int], steps: int) -> Tuple[float, float]:
+def prompt_and_steps(engine: PagedEngine, prompt: np.ndarray, steps: int) -> Tuple[float, float]:
     """The prompt's time and the median decode step, ms."""
     start = time.perf_counter()
-    token = int(run(prompt, 0).argmax())
+    token = int(engine.call(prompt, 0).argmax())
     prompt_ms = (time.perf_counter() - start) * 1e3
     step_ms = []
     for step in range(steps):
         start = time.perf_counter()
-        token = int(run([token], len(prompt) + step).argmax())
+        token = int(engine.call(np.array([token], np.int64), len(prompt) + step).argmax())
         step_ms.append((time.perf_counter() - start) * 1e3)
     return prompt_ms, statistics.median(step_ms)
 
@@ -109,14 +68,21 @@ def main() -> None:
     parser.add_argument("--precision", default="f32", choices=["f32", "bf16"])
     options = parser.parse_args()
     print_header(f"Activation groups, {options.pte.name}, prompt {options.tokens}", environment())
-    engines: Dict[int, Engine] = {
-        g: paged_engine(options.pte, g, options.precision, options.context) for g in options.groups
+    engines: Dict[int, PagedEngine] = {
+        group: PagedEngine(
+            options.pte,
+            options.context,
+            options.precision,
+            options.precision,
+            more_config={"DYNAMIC_QUANTIZATION_GROUP_SIZE": group},
+        )
+        for group in options.groups
     }
     rng = np.random.default_rng(0)
-    prompt_and_steps(engines[options.groups[0]], rng.integers(10, 990, options.tokens).tolist(), 2)  # warm-up
+    prompt_and_steps(engines[options.groups[0]], rng.integers(10, 990, options.tokens).astype(np.int64), 2)  # warm-up
     rounds: List[Dict[int, Tuple[float, float]]] = []
     for index in range(options.rounds):
-        prompt = rng.integers(10, 990, options.tokens).tolist()
+        prompt = rng.integers(10, 990, options.tokens).astype(np.int64)
         rounds.append(
             {g: prompt_and_steps(engines[g], prompt, options.steps) for g in round_order(options.groups, index)}
         )

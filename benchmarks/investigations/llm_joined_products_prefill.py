@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch is imported: see common/bench.py
 
@@ -84,15 +84,24 @@ def keep_activations_out(model: ov.Model) -> int:
 
 
 class PagedEngine:
-    """Our IR in PagedAttention form, compiled at `precision` with a `cache` KV cache."""
+    """Our IR in PagedAttention form, compiled at `precision` with a `cache` KV cache (and
+    any `more_config`, CPU properties by name)."""
 
-    def __init__(self, pte: Path, context: int, precision: str, cache: str, activation_out: bool = False) -> None:
+    def __init__(
+        self,
+        pte: Path,
+        context: int,
+        precision: str,
+        cache: str,
+        activation_out: bool = False,
+        more_config: Optional[Dict[str, object]] = None,
+    ) -> None:
         model = ir_in_pte(pte)
         if activation_out and not keep_activations_out(model):
             raise SystemExit(f"{pte}: no Sigmoid to keep out of its product")
         tokens_name, self.positions_name = (port.get_any_name() for port in model.inputs)
         to_paged(model, tokens_name)
-        config = {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": cache}
+        config = {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": cache, **(more_config or {})}
         compiled = ov.Core().compile_model(model, "CPU", config)
         self.request = compiled.create_infer_request()
         bind_blocks(compiled, self.request, context)
