@@ -182,7 +182,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=48, help="decode steps a round")
     parser.add_argument("--precision", choices=["f32", "bf16"], default="f32", help="INFERENCE_PRECISION_HINT")
-    parser.add_argument("--kv-cache-precision", choices=["f32", "bf16", "u8"], help="default: --precision")
+    parser.add_argument("--kv-cache-precision", choices=["f32", "bf16", "f16", "u8"], help="default: --precision")
     options = parser.parse_args()
     cache = options.kv_cache_precision or options.precision
     title = f"Joined and apart products, {options.weight_compression} weights, {options.precision}, {cache} cache"
