@@ -20,6 +20,9 @@ alternates between rounds, and each engine runs its prompt and steps in one bloc
 engine alternating at every step with another compiled model runs slower: the caches go
 to the other's weights). Printed: per group length, the median prompt time and decode
 step, and the median over rounds of the paired ratio to the last length given.
+``--counters`` then compiles each length again with PERF_COUNT and prints OpenVINO's
+per-node counters of a prompt summed by node and exec type (the largest, mean of 3
+prompts), which show where the lengths differ.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import os
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -57,6 +61,23 @@ def prompt_and_steps(engine: PagedEngine, prompt: np.ndarray, steps: int) -> Tup
     return prompt_ms, statistics.median(step_ms)
 
 
+def counters_of_prompts(pte: Path, options: argparse.Namespace, group: int, shown: int = 8) -> List[List[str]]:
+    """OpenVINO's per-node counters of a prompt at one group length, summed by node and exec
+    type: the `shown` largest, ms (mean of 3 prompts after a warm-up)."""
+    config = {"DYNAMIC_QUANTIZATION_GROUP_SIZE": group, "PERF_COUNT": True}
+    engine = PagedEngine(pte, options.context, options.precision, options.precision, more_config=config)
+    rng = np.random.default_rng(1)
+    totals: Counter = Counter()
+    for index in range(4):
+        engine.call(rng.integers(10, 990, options.tokens).astype(np.int64), 0)
+        if index:  # the first prompt warms up
+            for node in engine.request.get_profiling_info():
+                totals[(node.node_type, node.exec_type)] += node.real_time.total_seconds() * 1e3 / 3
+    rows = [[group, "all nodes", "", f"{sum(totals.values()):.1f}"]]
+    rows += [[group, kind, exec_type, f"{ms:.1f}"] for (kind, exec_type), ms in totals.most_common(shown)]
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pte", type=Path, required=True, help="our int4 export of an LLM folder")
@@ -66,6 +87,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--context", type=int, default=1024, help="positions the blocks hold")
     parser.add_argument("--precision", default="f32", choices=["f32", "bf16"])
+    parser.add_argument("--counters", action="store_true", help="also print per-node counters of a prompt")
     options = parser.parse_args()
     print_header(f"Activation groups, {options.pte.name}, prompt {options.tokens}", environment())
     engines: Dict[int, PagedEngine] = {
@@ -101,6 +123,11 @@ def main() -> None:
             ]
         )
     print_table(["group", "prompt ms", f"/ {reference}", "step ms", f"/ {reference} (range)"], rows)
+    if options.counters:
+        del engines  # one compiled model at a time
+        print(f"\nPer-node counters of a {options.tokens}-token prompt, by node and exec type (ms)")
+        rows = [row for group in options.groups for row in counters_of_prompts(options.pte, options, group)]
+        print_table(["group", "node type", "exec type", "ms"], rows)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,10 @@ way's steps in one block in the same order (until 2026-12-07 the ways alternated
 every step, which slowed every step). Printed per prompt length and way: the
 median prompt and step times, and the medians of the paired ratios to "joined" (same
 prompt or step), which cancel most of a shared machine's drift; and the largest logit
-difference from "joined" (none of the ways may change values).
+difference from "joined" (none of the ways may change values at f32; at bf16 fused
+layers round differently). First it prints the layers that stand for several nodes in
+each way's compiled model (on CPUs with AMX at bf16, the plugin's LLMMLP, which GenAI's
+layout gets for float weights and the joined products do not).
 """
 
 from __future__ import annotations
@@ -83,6 +86,19 @@ def keep_activations_out(model: ov.Model) -> int:
     return kept
 
 
+#: Layers of the CPU plugin that stand for several of the IR's nodes: on CPUs with AMX at
+#: bf16 it fuses an MLP's gate, up and down products into one LLMMLP (OpenVINO 2026.4.1),
+#: and the products of queries, keys and values into a QKVProjection.
+FUSED_LAYER_TYPES = ("LLMMLP", "QKVProjection")
+
+
+def fused_layers(compiled: ov.CompiledModel) -> str:
+    """How many of FUSED_LAYER_TYPES the compiled model runs, e.g. "LLMMLP 8" ("-": none)."""
+    types = [op.get_rt_info()["layerType"].astype(str) for op in compiled.get_runtime_model().get_ordered_ops()]
+    counts = [f"{name} {types.count(name)}" for name in FUSED_LAYER_TYPES if name in types]
+    return ", ".join(counts) or "-"
+
+
 class PagedEngine:
     """Our IR in PagedAttention form, compiled at `precision` with a `cache` KV cache (and
     any `more_config`, CPU properties by name)."""
@@ -103,6 +119,7 @@ class PagedEngine:
         to_paged(model, tokens_name)
         config = {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": cache, **(more_config or {})}
         compiled = ov.Core().compile_model(model, "CPU", config)
+        self.fused = fused_layers(compiled)
         self.request = compiled.create_infer_request()
         bind_blocks(compiled, self.request, context)
 
@@ -195,6 +212,7 @@ def main() -> None:
             "apart": PagedEngine(apart, options.context, options.precision, cache),
             "apart, activation out": PagedEngine(apart, options.context, options.precision, cache, activation_out=True),
         }
+        print_table(["way", "fused layers of the CPU plugin"], [[way, engine.fused] for way, engine in engines.items()])
         rows = [row for tokens in options.tokens for row in measure(engines, tokens, options.rounds, options.steps)]
     print_table(
         ["prompt", "way", "prompt ms", "/ joined", "step ms", "/ joined", "max logit difference"],
