@@ -113,12 +113,12 @@ import openvino_genai  # noqa: E402
 import torch  # noqa: E402
 from common.bench import environment, package_version, print_header, print_table, round_order, setup_logging  # noqa: E402
 from common.hf_llama import LLAMA_1024  # noqa: E402
+from common.optimum import OPTIMUM_CLI, optimum_export  # noqa: E402
 from executorch.extension.llm.runner import GenerationConfig as RunnerConfig  # noqa: E402
 from executorch.extension.llm.runner import TextLLMRunner  # noqa: E402
 
 logger = logging.getLogger("benchmarks.llm_genai")
 
-OPTIMUM_CLI = "/work/venvs/optimum-intel/bin/optimum-cli"
 LLAMA_QUICK = dict(
     LLAMA_1024,
     hidden_size=256,
@@ -237,9 +237,7 @@ def export_genai(folder: Path, form: str, optimum_cli: str, work: Path, reuse: b
     if reuse and (out / "openvino_model.xml").exists():
         logger.warning("reusing %s (--reuse-exports)", out)
         return out
-    command = [optimum_cli, "export", "openvino", "--model", str(folder), "--task", "text-generation-with-past"]
-    run_logged([*command, *OPTIMUM_FORMS[form], str(out)], work / f"genai_{form}.log", f"optimum-cli export, {form}")
-    return out
+    return optimum_export(optimum_cli, folder, "text-generation-with-past", out, OPTIMUM_FORMS[form])
 
 
 # ---------------------------------------------------------------------------------------

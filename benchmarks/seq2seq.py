@@ -83,7 +83,6 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -110,6 +109,7 @@ from common.bench import (  # noqa: E402
     setup_logging,
 )
 from common.delegate_ir import cpu_ops_of, ir_of  # noqa: E402
+from common.optimum import OPTIMUM_CLI, optimum_export  # noqa: E402
 from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower  # noqa: E402
 from executorch.runtime import Runtime  # noqa: E402
 from executorch_openvino import openvino_compile_specs  # noqa: E402
@@ -122,7 +122,6 @@ logger = logging.getLogger("benchmarks.seq2seq")
 #: Decoder positions fed before the timed steps: Whisper's 4-token prompt.
 START = 4
 SAMPLING_RATE = 16000
-OPTIMUM_CLI = "/work/venvs/optimum-intel/bin/optimum-cli"
 CROSS_KV_METHOD = "cross_kv"
 XNNPACK_TUNED = "XNNPACK tuned"
 
@@ -515,29 +514,7 @@ def genai_model(load: Workload, out: Path, optimum_cli: str) -> Path:
     tokenizer and detokenizer IRs GenAI needs."""
     if (out / "openvino_decoder_model.xml").is_file():
         return out
-    begin = time.perf_counter()
-    command = [
-        optimum_cli,
-        "export",
-        "openvino",
-        "--model",
-        str(load.folder),
-        "--task",
-        "automatic-speech-recognition-with-past",
-        "--weight-format",
-        "fp32",
-        str(out),
-    ]
-    environment_ = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    environment_.pop("OMP_WAIT_POLICY", None)
-    done = subprocess.run(command, capture_output=True, text=True, env=environment_)
-    if done.returncode != 0:
-        raise RuntimeError(f"optimum-cli failed ({done.returncode}):\n{done.stderr[-4000:]}")
-    missing = [name for name in ("openvino_tokenizer.xml", "openvino_detokenizer.xml") if not (out / name).is_file()]
-    if missing:
-        raise RuntimeError(f"optimum-cli wrote no {missing}: is openvino-tokenizers installed in its venv?")
-    logger.info("%s: optimum-cli export in %.1f s", load.name, time.perf_counter() - begin)
-    return out
+    return optimum_export(optimum_cli, load.folder, "automatic-speech-recognition-with-past", out)
 
 
 # ---------------------------------------------------------------------------------------

@@ -117,6 +117,7 @@ import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
 import torch  # noqa: E402
 from common.delegate_ir import cpu_ops_of, ir_of  # noqa: E402
+from common.optimum import OPTIMUM_CLI, optimum_export  # noqa: E402
 from executorch.exir import ExecutorchProgramManager, to_edge_transform_and_lower  # noqa: E402
 from executorch_openvino import openvino_compile_specs  # noqa: E402
 from executorch_openvino.compile_specs import parse_compile_specs, with_defaults  # noqa: E402
@@ -129,7 +130,6 @@ VISION, EMBEDDING, DECODER = (
     vision_language.EMBEDDING_METHOD,
     vision_language.DECODER_METHOD,
 )
-OPTIMUM_CLI = "/work/venvs/optimum-intel/bin/optimum-cli"
 PROMPT = "USER: <image>\nwhat is in the picture? ASSISTANT:"
 IMAGE_TOKEN = "<image>"
 #: GenAI's LLaVA expands its image tag to the image's tokens and a newline: the same text.
@@ -400,29 +400,8 @@ def genai_model(folder: Path, out: Path, optimum_cli: str) -> Path:
     tokenizer and detokenizer IRs GenAI needs; raises with optimum-cli's own error."""
     if (out / "openvino_language_model.xml").is_file():
         return out
-    begin = time.perf_counter()
     source = hub_layout(folder, out.parent / "llava-hub-names")
-    command = [
-        optimum_cli,
-        "export",
-        "openvino",
-        "--model",
-        str(source),
-        "--task",
-        "image-text-to-text",
-        "--weight-format",
-        "fp32",
-        str(out),
-    ]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    env.pop("OMP_WAIT_POLICY", None)
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
-    if done.returncode != 0:
-        raise RuntimeError(f"optimum-cli failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    missing = [name for name in ("openvino_tokenizer.xml", "openvino_detokenizer.xml") if not (out / name).is_file()]
-    if missing:
-        raise RuntimeError(f"optimum-cli wrote no {missing}")
-    logger.info("optimum-cli export in %.1f s", time.perf_counter() - begin)
+    optimum_export(optimum_cli, source, "image-text-to-text", out)
     preprocessor = out / "preprocessor_config.json"
     if not preprocessor.is_file():
         # transformers 5 saves the image processor inside processor_config.json, which
