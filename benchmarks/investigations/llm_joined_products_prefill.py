@@ -87,8 +87,10 @@ def keep_activations_out(model: ov.Model) -> int:
 
 
 #: Layers of the CPU plugin that stand for several of the IR's nodes: on CPUs with AMX at
-#: bf16 it fuses an MLP's gate, up and down products into one LLMMLP (OpenVINO 2026.4.1),
-#: and the products of queries, keys and values into a QKVProjection.
+#: bf16 it fuses an MLP's gate, up and down products into one LLMMLP (OpenVINO 2026.4.1;
+#: seen with float weights and products apart, as in GenAI's IR, never with 4-bit weights
+#: or joined products), and may fuse the products of queries, keys and values into a
+#: QKVProjection (not seen in either IR here).
 FUSED_LAYER_TYPES = ("LLMMLP", "QKVProjection")
 
 
