@@ -50,6 +50,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
             may_run_on_cpu=cpu_settings_place(options.device) is not None,
             debug_handles=handles_by_node,
             per_sequence_inputs=options.per_sequence_inputs,
+            paged_attention=options.paged_attention,
         )
         warn_if_float64(model)
         if options.paged_attention:

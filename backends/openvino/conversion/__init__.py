@@ -27,6 +27,7 @@ def to_openvino_model(
     may_run_on_cpu: bool = True,
     debug_handles: Optional[Dict[str, Tuple[int, ...]]] = None,
     per_sequence_inputs: Tuple[str, ...] = (),
+    paged_attention: bool = False,
 ) -> ov.Model:
     """Converts an edge partition (or a whole edge program) into the openvino.Model the blob stores.
 
@@ -37,8 +38,10 @@ def to_openvino_model(
     receives the edge debug handles of the converted graph's nodes, by the node
     names that start the model's op names (edge_graph/debug_handles.py). `per_sequence_inputs` names
     inputs whose values are computed once per sequence (rewrites/per_sequence_values.py).
+    `paged_attention` says the runtime compiles the model in PagedAttention form
+    (passes/__init__.py).
     """
-    graph_module = to_graph_module(edge_program)
+    graph_module = to_graph_module(edge_program, paged_attention)
     if debug_handles is not None:
         debug_handles.update(node_debug_handles(edge_program.graph, graph_module))
     output_node = graph_module.graph.output_node()

@@ -34,8 +34,9 @@ from .translated_nodes import MultiResultDecoder, positional_arguments
 from .translators import conversion_extensions
 
 
-def to_graph_module(edge_program: ExportedProgram) -> torch.fx.GraphModule:
-    """The partition as a GraphModule whose weights are attributes, ready to convert.
+def to_graph_module(edge_program: ExportedProgram, paged_attention: bool = False) -> torch.fx.GraphModule:
+    """The partition as a GraphModule whose weights are attributes, ready to convert
+    (in PagedAttention form with `paged_attention`: passes/__init__.py).
 
     Its placeholders are the buffers the partition writes, then the user inputs;
     its outputs are the buffers' new values, then the user outputs. The user's
@@ -55,10 +56,10 @@ def to_graph_module(edge_program: ExportedProgram) -> torch.fx.GraphModule:
         node.replace_all_uses_with(weight)
         graph.erase_node(node)
     graph_module.recompile()
-    return prepare_graph_module(graph_module)
+    return prepare_graph_module(graph_module, paged_attention)
 
 
-def prepare_graph_module(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
+def prepare_graph_module(graph_module: torch.fx.GraphModule, paged_attention: bool = False) -> torch.fx.GraphModule:
     """Turns ExecuTorch's dim-order ops back into aten ops, drops asserts, runs our passes and
     writes the arguments of the ops we translate by position (translated_nodes.py)."""
     # The revert pass retraces the whole graph: most of a small partition's conversion time.
@@ -66,7 +67,7 @@ def prepare_graph_module(graph_module: torch.fx.GraphModule) -> torch.fx.GraphMo
         graph_module = DimOrderOpsRevertPass()(graph_module).graph_module
     # ExecuTorch drops asserts before it runs a program; OpenVINO converts none of them.
     graph_module = RemoveGraphAssertsPass()(graph_module).graph_module
-    return positional_arguments(run_passes(graph_module))
+    return positional_arguments(run_passes(graph_module, paged_attention))
 
 
 def convert_with_frontend(

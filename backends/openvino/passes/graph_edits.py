@@ -1,10 +1,23 @@
-"""Small graph edits the passes share: adding an edge op, replacing a node by another."""
+"""Small graph edits the passes share: matching an op, adding an edge op, replacing a
+node by another, erasing what is left unread."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import torch
+
+from ..edge_graph.nodes import op_name
+
+
+def calls(node: object, name: str, positional: int = 0) -> bool:
+    """Whether `node` calls op `name` with at least `positional` positional arguments."""
+    return (
+        isinstance(node, torch.fx.Node)
+        and node.op == "call_function"
+        and op_name(node) == name
+        and len(node.args) >= positional
+    )
 
 
 def emit(graph: torch.fx.Graph, op: Any, *args: Any, **kwargs: Any) -> torch.fx.Node:
@@ -14,7 +27,7 @@ def emit(graph: torch.fx.Graph, op: Any, *args: Any, **kwargs: Any) -> torch.fx.
     arguments compute: ``emit(graph, exir_ops.edge.aten.floor.default, quotient)``.
     """
     node = graph.call_function(op, args, kwargs)
-    examples = [arg.meta["val"] if isinstance(arg, torch.fx.Node) else arg for arg in args]
+    examples = torch.fx.node.map_arg(args, lambda arg: arg.meta["val"])  # in lists too (cat's)
     node.meta["val"] = op(*examples, **kwargs)
     return node
 
@@ -24,3 +37,13 @@ def replace(graph: torch.fx.Graph, node: torch.fx.Node, replacement: torch.fx.No
     replacement.meta = dict(node.meta)
     node.replace_all_uses_with(replacement)
     graph.erase_node(node)
+
+
+def erase_unread(node: torch.fx.Node) -> None:
+    """Erases op `node` if nothing reads it, then each of its inputs that leaves unread."""
+    if node.op != "call_function" or node.users:
+        return
+    inputs = node.all_input_nodes
+    node.graph.erase_node(node)
+    for input_node in inputs:
+        erase_unread(input_node)

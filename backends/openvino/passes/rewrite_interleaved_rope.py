@@ -29,8 +29,8 @@ import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from ..edge_graph.nodes import op_name
 from ..workarounds import not_a_workaround
+from .graph_edits import calls, erase_unread
 
 logger = logging.getLogger(__name__)
 
@@ -58,39 +58,29 @@ def rewrite_interleaved_rope(graph_module: torch.fx.GraphModule) -> torch.fx.Gra
         with graph.inserting_before(rotation.result):
             rotated = _rotate(graph_module, rotation, tables)
         rotation.result.replace_all_uses_with(rotated)
-        _erase_unread(rotation.result)
+        erase_unread(rotation.result)
     graph_module.recompile()
     logger.debug("OpenVINO delegate: %d rotary embeddings over interleaved pairs rewritten", len(rotations))
     return graph_module
 
 
-def _erase_unread(node: torch.fx.Node) -> None:
-    """Erases op `node` if nothing reads it, then each of its inputs that leaves unread."""
-    if node.op != "call_function" or node.users:
-        return
-    inputs = node.all_input_nodes
-    node.graph.erase_node(node)
-    for input_node in inputs:
-        _erase_unread(input_node)
-
-
 def _match(node: torch.fx.Node) -> Optional[_Rotation]:
     """The rotation whose last op (the view of the stacked pairs back to [..., D]) is `node`."""
-    if not _calls(node, "aten.view_copy.default"):
+    if not calls(node, "aten.view_copy.default"):
         return None
     stacked = node.args[0]
-    if not _calls(stacked, "aten.cat.default") or len(stacked.args[0]) != 2:
+    if not calls(stacked, "aten.cat.default") or len(stacked.args[0]) != 2:
         return None
     rank = _rank(stacked)
     if rank is None or _dim(stacked, 1, 0) % rank != rank - 1 or _size(stacked, -1) != 2:
         return None
     halves = []
     for part in stacked.args[0]:
-        if not _calls(part, "aten.unsqueeze_copy.default", 2) or part.args[1] % rank != rank - 1:
+        if not calls(part, "aten.unsqueeze_copy.default", 2) or part.args[1] % rank != rank - 1:
             return None
         halves.append(part.args[0])
     real, imaginary = halves
-    if not _calls(real, "aten.sub.Tensor") or not _calls(imaginary, "aten.add.Tensor"):
+    if not calls(real, "aten.sub.Tensor") or not calls(imaginary, "aten.add.Tensor"):
         return None
     if real.kwargs.get("alpha", 1) != 1 or imaginary.kwargs.get("alpha", 1) != 1:
         return None
@@ -121,7 +111,7 @@ def _match(node: torch.fx.Node) -> Optional[_Rotation]:
 def _pair_halves(real: torch.fx.Node) -> Optional[Tuple[torch.fx.Node, torch.fx.Node, torch.fx.Node]]:
     """The [..., D/2, 2] view and its two halves (x[2i], x[2i+1]) that `real` = a*cos - b*sin reads."""
     products = real.args[:2]
-    if not all(_calls(product, "aten.mul.Tensor") for product in products):
+    if not all(calls(product, "aten.mul.Tensor") for product in products):
         return None
     found = {}
     for product in products:
@@ -137,9 +127,9 @@ def _pair_halves(real: torch.fx.Node) -> Optional[Tuple[torch.fx.Node, torch.fx.
 def _half_of_pairs(node: object) -> Optional[Tuple[torch.fx.Node, int]]:
     """(the pairs view, 0 or 1) if `node` takes element 0 or 1 of the last dimension of a
     [..., D/2, 2] view, by select or by a slice of one that is squeezed away."""
-    if _calls(node, "aten.select_copy.int", 3):
+    if calls(node, "aten.select_copy.int", 3):
         pairs, dim, index = node.args[:3]
-    elif _calls(node, "aten.squeeze_copy.dims", 2) and _calls(node.args[0], "aten.slice_copy.Tensor", 2):
+    elif calls(node, "aten.squeeze_copy.dims", 2) and calls(node.args[0], "aten.slice_copy.Tensor", 2):
         sliced = node.args[0]
         pairs = sliced.args[0]
         rank = _rank(pairs)
@@ -152,7 +142,7 @@ def _half_of_pairs(node: object) -> Optional[Tuple[torch.fx.Node, int]]:
         dim, index = sliced.args[1], start
     else:
         return None
-    if not _calls(pairs, "aten.view_copy.default"):
+    if not calls(pairs, "aten.view_copy.default"):
         return None
     rank = _rank(pairs)
     if rank is None or dim % rank != rank - 1 or _size(pairs, -1) != 2 or index not in (0, 1):
@@ -180,7 +170,7 @@ def _cos_and_sin(
 
 def _factor(product: object, operand: torch.fx.Node) -> Optional[torch.fx.Node]:
     """The other factor of `product` if it is ``mul(operand, factor)`` in either order."""
-    if not _calls(product, "aten.mul.Tensor"):
+    if not calls(product, "aten.mul.Tensor"):
         return None
     left, right = product.args[:2]
     other = right if left is operand else left if right is operand else None
@@ -220,7 +210,7 @@ def _rotate(
 
 def _table_key(table: torch.fx.Node) -> tuple:
     """What identifies a table's values: each layer views the same table to the same shape."""
-    if _calls(table, "aten.view_copy.default") and len(table.args) == 2:
+    if calls(table, "aten.view_copy.default") and len(table.args) == 2:
         return (table.args[0], tuple(str(size) for size in table.args[1]))
     return (table,)
 
@@ -241,16 +231,6 @@ def _call(graph: torch.fx.Graph, target, args: tuple) -> torch.fx.Node:
     values = [arg.meta["val"] if isinstance(arg, torch.fx.Node) else arg for arg in args]
     node.meta["val"] = target(*values)
     return node
-
-
-def _calls(node: object, name: str, positional: int = 0) -> bool:
-    """Whether `node` calls op `name` with at least `positional` positional arguments."""
-    return (
-        isinstance(node, torch.fx.Node)
-        and node.op == "call_function"
-        and op_name(node) == name
-        and len(node.args) >= positional
-    )
 
 
 def _shape(node: object) -> Optional[list]:

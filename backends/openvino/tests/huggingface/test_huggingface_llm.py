@@ -10,9 +10,10 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers reads it: nothing is downloaded
 
+import json  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Dict, List  # noqa: E402
+from typing import Dict, List, Set, Tuple  # noqa: E402
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -582,3 +583,43 @@ def test_a_deep_bfloat16_model_is_not_refused_for_its_rounding():
             if "norm" in name:
                 parameter.add_(torch.randn_like(parameter) * 0.1)
     check_decoder_computes_as_model(HuggingFaceDecoder(model.to(torch.bfloat16), 32))
+
+
+def layer_types_of_calls(
+    program: LoweredProgram, calls: List[Tuple[List[int], int]], tmp_path: Path
+) -> Tuple[List[torch.Tensor], Set[str]]:
+    """Runs (tokens, position) calls through one loaded method with an ETDump: their
+    logits, and the types of the OpenVINO layers that ran (docs/profiling.md)."""
+    from executorch.devtools.etdump.serialize import deserialize_from_etdump_flatcc
+    from executorch.runtime import Runtime
+
+    loaded = Runtime.get().load_program(program.path, enable_etdump=True)
+    method = loaded.load_method("forward")
+    outputs = [
+        method.execute([torch.tensor([tokens]), torch.tensor([position])])[0].clone() for tokens, position in calls
+    ]
+    loaded.write_etdump_result_to_file(str(tmp_path / "run.etdp"), str(tmp_path / "debug.bin"))
+    dump = deserialize_from_etdump_flatcc((tmp_path / "run.etdp").read_bytes())
+    events = [event.profile_event for run_data in dump.run_data for event in (run_data.events or [])]
+    types = {
+        json.loads(bytes(event.delegate_debug_metadata))["node_type"]
+        for event in events
+        if event is not None and event.delegate_debug_metadata
+    }
+    return outputs, types
+
+
+def test_paged_form_rotates_queries_and_keys_without_transposing_them(tmp_path):
+    """In PagedAttention form the rotary embedding is applied before the heads' permute
+    (passes/rotary_before_head_permute.py): OpenVINO runs it as RoPE layers and no
+    Transpose layer at all, and the logits stay transformers'."""
+    model = small_model("llama", vocab_size=160)
+    specs = openvino_compile_specs(paged_attention=True)
+    program = program_of(export_huggingface_llm(model, max_seq_len=CONTEXT, compile_specs=specs), tmp_path, "paged")
+    sequence = [5, 17, 3, 99, 42, 7, 8, 150]
+    outputs, types = layer_types_of_calls(program, [(sequence[:7], 0), (sequence[7:], 7)], tmp_path)
+
+    assert "RoPE" in types and "Transpose" not in types, types
+    with torch.no_grad():
+        logits = model(torch.tensor([sequence])).logits[0]
+    assert_close(outputs, [logits[6:7], logits[7:8]], rtol=1e-4, atol=1e-4)

@@ -10,9 +10,9 @@ from executorch.exir.passes.memory_format_ops_pass import DimOrderOpsRevertPass
 from executorch_openvino.passes.fold_miscomputed_constants import fold_miscomputed_constants
 
 
-def unlifted_graph(module, inputs):
+def unlifted_graph(module, inputs, dynamic_shapes=None):
     """The graph module the passes see: the edge program unlifted, dim-order ops reverted."""
-    program = to_edge(torch.export.export(module, inputs)).exported_program()
+    program = to_edge(torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes)).exported_program()
     return DimOrderOpsRevertPass()(program.module(check_guards=False)).graph_module
 
 

@@ -16,6 +16,7 @@ from executorch_openvino.passes.accumulate_16_bit_floats_in_float32 import accum
 from executorch_openvino.passes.accurate_log1p import accurate_log1p
 from executorch_openvino.passes.cast_reduction_input import cast_reduction_input
 from executorch_openvino.passes.drop_empty_squeezes import drop_empty_squeezes
+from executorch_openvino.passes.drop_identity_views import drop_identity_views
 from executorch_openvino.passes.exact_ceil_mode_avg_pool import exact_ceil_mode_avg_pool
 from executorch_openvino.passes.exact_float_rounded_division import exact_float_rounded_division
 from executorch_openvino.passes.exact_integer_sum import exact_integer_sum
@@ -26,6 +27,7 @@ from executorch_openvino.passes.explicit_var_correction import explicit_var_corr
 from executorch_openvino.passes.full_rank_index_put_values import full_rank_index_put_values
 from executorch_openvino.passes.rewrite_avg_pool_divisor_override import rewrite_avg_pool_divisor_override
 from executorch_openvino.passes.rewrite_interleaved_rope import rewrite_interleaved_rope
+from executorch_openvino.passes.rotary_before_head_permute import rotary_before_head_permute
 from executorch_openvino.passes.single_output_embedding_bag import single_output_embedding_bag
 from executorch_openvino.passes.wrap_negative_indices import wrap_negative_indices
 from executorch_openvino.passes.zero_dim_view_as_squeeze import zero_dim_view_as_squeeze
@@ -266,3 +268,83 @@ def test_a_view_to_zero_dimensions_becomes_a_squeeze():
     assert [node for node in nodes_of(graph, "aten.view_copy.default") if list(node.args[1]) == []] == []
     assert len(nodes_of(graph, "aten.squeeze_copy.dims")) == 1
     assert_computes(graph, dot, *inputs)
+
+
+def _graph_of_dynamic_length(function, x):
+    """The graph the passes see for `function` exported with dim 1 of `x` dynamic."""
+    length = torch.export.Dim("length", min=2, max=64)
+    return unlifted_graph(Call(function), (x,), dynamic_shapes=(({1: length},),))
+
+
+def test_a_view_to_the_shape_its_input_has_is_dropped():
+    def attention_output(x):
+        # transformers' sdpa_attention_forward: a reshape to the shape the attention gave.
+        heads = torch.sin(x)
+        return heads.reshape(heads.shape[0], -1, heads.shape[2], heads.shape[3]).transpose(1, 2)
+
+    x = torch.randn(1, 5, 4, 8)
+    graph = drop_identity_views(_graph_of_dynamic_length(attention_output, x))
+    assert nodes_of(graph, "aten.view_copy.default") == []
+    assert_computes(graph, attention_output, torch.randn(1, 9, 4, 8))
+
+
+def test_a_view_that_changes_the_shape_stays():
+    def regroup(x):
+        return torch.sin(x).reshape(x.shape[0], x.shape[1], 8, 4) * 2
+
+    x = torch.randn(1, 5, 4, 8)
+    graph = drop_identity_views(_graph_of_dynamic_length(regroup, x))
+    assert len(nodes_of(graph, "aten.view_copy.default")) == 1
+    assert_computes(graph, regroup, torch.randn(1, 9, 4, 8))
+
+
+def test_a_view_that_is_an_output_stays():
+    def same_shape_output(x):
+        y = torch.sin(x)
+        return y, y.reshape(y.shape)
+
+    x = torch.randn(1, 5, 4, 8)
+    graph = drop_identity_views(_graph_of_dynamic_length(same_shape_output, x))
+    assert len(nodes_of(graph, "aten.view_copy.default")) == 1
+
+
+def _rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _rotary_tables(heads):
+    """cos and sin of [1, tokens, size], as transformers' rotary embeddings make them."""
+    frequencies = 1.0 / (10000 ** (torch.arange(0, heads.shape[-1], 2).float() / heads.shape[-1]))
+    angles = torch.arange(heads.shape[1]).float()[:, None] * frequencies[None, :]
+    table = torch.cat((angles, angles), dim=-1)[None]
+    return table.cos(), table.sin()
+
+
+def rotate_permuted_heads(heads):
+    """transformers' Llama: [1, tokens, heads, size] permuted heads first, then rotated."""
+    cos, sin = _rotary_tables(heads)
+    permuted = (heads * 2).transpose(1, 2)
+    return permuted * cos.unsqueeze(1) + _rotate_half(permuted) * sin.unsqueeze(1)
+
+
+def test_a_rotation_of_permuted_heads_is_applied_before_the_permute():
+    heads = torch.randn(1, 5, 4, 8)
+    graph = rotary_before_head_permute(_graph_of_dynamic_length(rotate_permuted_heads, heads))
+    [permute] = nodes_of(graph, "aten.permute_copy.default")
+    rotated = permute.args[0]
+    assert op_name(rotated) == "aten.add.Tensor"  # the rotation's last op,
+    assert list(rotated.meta["val"].shape[2:]) == [4, 8]  # on [1, tokens, heads, size]
+    assert_computes(graph, rotate_permuted_heads, torch.randn(1, 9, 4, 8))
+
+
+def test_a_rotation_of_heads_that_were_not_permuted_is_left_alone():
+    def rotate_heads(heads):
+        cos, sin = _rotary_tables(heads.transpose(1, 2))
+        return heads * cos.unsqueeze(1) + _rotate_half(heads) * sin.unsqueeze(1)
+
+    heads = torch.randn(1, 4, 5, 8)
+    graph = _graph_of_dynamic_length(rotate_heads, heads)
+    before = [op_name(node) for node in graph.graph.nodes if node.op == "call_function"]
+    graph = rotary_before_head_permute(graph)
+    assert [op_name(node) for node in graph.graph.nodes if node.op == "call_function"] == before
