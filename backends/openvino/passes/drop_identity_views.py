@@ -20,6 +20,7 @@ import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ..edge_graph.nodes import op_name, tensor_value
+from ..workarounds import not_a_workaround
 
 VIEWS = frozenset({"aten.view_copy.default", "aten.view.default", "aten._unsafe_view.default"})
 
@@ -40,6 +41,7 @@ def _is_identity_view(node: torch.fx.Node) -> bool:
     return _same_shape(source, result) and all(user.op != "output" for user in node.users)
 
 
+@not_a_workaround("a speed-up: the same values without a Reshape that keeps Transposes apart")
 def drop_identity_views(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
     graph = graph_module.graph
     identities = [node for node in graph.nodes if _is_identity_view(node)]
