@@ -392,6 +392,16 @@ _ENTRIES = (
             "conversion.translators.sort.translate_topk",
         ),
     ),
+    Workaround(
+        "paged_attention_f16_several_tokens",
+        "CPU plugin",
+        "computes PagedAttention at INFERENCE_PRECISION_HINT f16 wrong for a call of two or more tokens: NaN "
+        "or logits off by their own size (one token a call is right; OpenVINO GenAI's IR too; it takes no f32 "
+        "cache at f16). The runtime loads such a program with the KV cache as state (to_paged_attention in "
+        "runtime/paged_attention.cpp)",
+        ("preprocessing.paged_attention.refuse_several_tokens_at_f16",),
+        only_on="CPUs with AVX512-FP16 (seen on an Intel Xeon with AMX)",
+    ),
 )
 
 #: Every workaround, by id.

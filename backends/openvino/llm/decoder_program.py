@@ -111,6 +111,9 @@ def export_llm(
             "export_llm: the model must be built with use_kv_cache=True; "
             "ExecuTorch's LLM runner feeds one token per call after the prompt"
         )
+    if args.max_seq_len < 2:
+        # Checked before export: OpenVINO's compile divided by zero for a static cache of 0 positions.
+        raise ValueError(f"export_llm: max_seq_len is {args.max_seq_len}; the KV cache needs 2 positions or more")
     options = parse_compile_specs(compile_specs)
     if options.paged_attention:
         _check_paged_attention_fits(args)

@@ -308,10 +308,10 @@ def export_shapes(
     if model.main_input_name != "input_ids":
         raise ValueError(f"{name}: an encoder taking {model.main_input_name!r} is not supported")
     limit = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None) or 512
-    tokens = max_source_len or limit
+    tokens = limit if max_source_len is None else max_source_len
     if tokens < 2:
         raise ValueError(f"{name}: max_source_len is {tokens}; the encoder needs room for 2 tokens or more")
-    if max_source_len and max_source_len > limit:
+    if tokens > limit:
         if _has_position_table(model.get_encoder()):
             # A position past the table reads outside it: no error, other values.
             raise ValueError(f"{name}: max_source_len {max_source_len} passes its encoder's {limit} positions")

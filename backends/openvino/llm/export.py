@@ -259,6 +259,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             )
     if options.params and options.max_source_len is not None:
         parser.error("--max-source-len is for --hf encoder-decoders (T5, BART)")
+    if options.max_seq_len < 2:
+        parser.error(f"--max-seq-len is {options.max_seq_len}; the KV cache needs 2 positions or more")
     logging.basicConfig(level=logging.INFO)
     compression = _compression_from(options, parser)
     preset = speed_preset(compression is not None) if options.speed else {}
@@ -307,6 +309,9 @@ def _paged_by_default(options: argparse.Namespace, cache_precision: Optional[str
         reason = "--one-token-model keeps prompts on the stateful cache, whose values cannot move into u8 blocks"
     elif options.one_token_model:
         reason = "--one-token-model keeps prompts on the stateful cache (--paged-attention with it pages decode steps)"
+    elif options.precision == "f16":
+        # preprocessing/paged_attention.py: refuse_several_tokens_at_f16
+        reason = "--precision f16: OpenVINO 2026.4.1's CPU plugin computes prompts wrong in PagedAttention form at f16"
     elif options.hf and _is_encoder_decoder(options.hf):
         reason = "an encoder-decoder's text_decoder keeps its caches in the stateful form"
     if reason:

@@ -14,6 +14,7 @@ import openvino as ov
 
 from ..compile_specs import OpenvinoOptions
 from ..edge_graph.kv_cache_names import CACHE_POSITIONS_NAME, GROWN_CACHE_SUFFIX
+from ..workarounds import works_around
 
 # The names SDPAToPagedAttention finds the model's input by: token ids, or their
 # embeddings (a vision-language model's text decoder).
@@ -82,6 +83,8 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
             f"OpenVINO paged_attention takes one token a call or the tokens of one sequence, [1, tokens]; "
             f"this delegate's tokens input is {shape}"
         )
+    if not one_token:
+        refuse_several_tokens_at_f16(options)
     from openvino._offline_transformations import paged_attention_transformation
 
     tokens[0].get_tensor().set_names({name})
@@ -100,6 +103,18 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
         )
     if not one_token:
         _check_sequence_layout(trial, name)
+
+
+@works_around("paged_attention_f16_several_tokens")
+def refuse_several_tokens_at_f16(options: OpenvinoOptions) -> None:
+    """Raises PagedAttentionRefused at inference precision f16 for a delegate whose calls take
+    several tokens (the runtime does the same for the load option: to_paged_attention)."""
+    if options.effective_precision == "f16":
+        raise PagedAttentionRefused(
+            "OpenVINO paged_attention at inference_precision 'f16': OpenVINO 2026.4.1's CPU plugin computes "
+            "calls of two or more tokens wrong in PagedAttention form at f16 (NaN): use f32 or bf16, add "
+            "one_token_model (prompts then keep the stateful cache), or leave paged_attention out"
+        )
 
 
 def _check_embeddings_shape(shape: ov.PartialShape, options: OpenvinoOptions) -> None:

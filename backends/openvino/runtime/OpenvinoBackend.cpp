@@ -174,11 +174,11 @@ Result<CompiledForm> compile_one_token(BlobIr& ir, const CompileSettings& settin
   ov::Core& core = shared_core();
   const bool paged = settings.paged_attention;
   IrForm form{one_token_variant(tokens.input, tokens.dim, paged),
-              [&core, tokens, paged](const VerifiedIr& verified) -> Result<std::shared_ptr<ov::Model>> {
+              [&core, tokens, paged, &settings](const VerifiedIr& verified) -> Result<std::shared_ptr<ov::Model>> {
                 std::shared_ptr<ov::Model> model = read_verified_ir(core, verified);
                 OneTokenModel::fix_tokens_at_one(*model, tokens);
                 if (paged) {
-                  to_paged_attention(model);
+                  to_paged_attention(model, settings.inference_precision);
                 }
                 return model;
               }};
@@ -214,14 +214,15 @@ std::optional<Loaded<OneTokenModel>> one_token_model_for(ModelRun& general, Blob
 Result<CompiledForm> compile_paged(BlobIr& ir, const CompileSettings& options, const NamedDataMap* named_data,
                                    NamedWeightBuffers& buffers) {
   ov::Core& core = shared_core();
-  IrForm form{paged_attention_variant(),
-              [&core, named_data, &buffers](const VerifiedIr& verified) -> Result<std::shared_ptr<ov::Model>> {
-                Result<std::shared_ptr<ov::Model>> model = read_with_named_weights(core, verified, named_data, buffers);
-                if (model.ok()) {
-                  to_paged_attention(*model);
-                }
-                return model;
-              }};
+  IrForm form{
+      paged_attention_variant(),
+      [&core, named_data, &buffers, &options](const VerifiedIr& verified) -> Result<std::shared_ptr<ov::Model>> {
+        Result<std::shared_ptr<ov::Model>> model = read_with_named_weights(core, verified, named_data, buffers);
+        if (model.ok()) {
+          to_paged_attention(*model, options.inference_precision);
+        }
+        return model;
+      }};
   // Workaround, OpenVINO 2026.4.1: the IR files of this form cannot be compiled again.
   // The CPU plugin needs each PagedAttention node's k_head_size and num_k_heads, which
   // SDPAToPagedAttention sets as runtime info (required since openvinotoolkit/openvino#36363),

@@ -217,7 +217,7 @@ void lay_out_as_one_sequence(ov::Model& model) {
 
 }  // namespace
 
-void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
+void to_paged_attention(const std::shared_ptr<ov::Model>& model, const std::string& inference_precision) {
   if (grown_caches_in(*model) == 0) {
     throw std::invalid_argument("the model has no KV cache that grows by concatenation");
   }
@@ -235,6 +235,15 @@ void to_paged_attention(const std::shared_ptr<ov::Model>& model) {
     throw std::invalid_argument("the tokens input is " + tokens_shape.to_string() +
                                 (embeddings ? "; embeddings [1, tokens, hidden] are supported"
                                             : "; one token a call or [1, tokens] is supported"));
+  }
+  // Workaround, OpenVINO 2026.4.1 (workarounds.py: paged_attention_f16_several_tokens; no
+  // upstream report found): at f16 the CPU plugin's PagedAttention gives NaN for a call of
+  // two or more tokens and takes no f32 cache. Lowering refuses such programs; this is
+  // for the load option.
+  if (!one_token && inference_precision == "f16") {
+    throw std::invalid_argument(
+        "at inference_precision f16 OpenVINO 2026.4.1's CPU plugin computes calls of several tokens wrong (NaN) "
+        "in this form");
   }
   const char* const input_name = embeddings ? kEmbeddingsName : kTokensName;
   std::vector<ov::PartialShape> result_shapes;

@@ -47,9 +47,10 @@ inline constexpr const char kPagedCacheName[] = "executorch_openvino.paged_cache
 /// of a call, one or [1, tokens], or their embeddings [1, tokens, hidden] (a
 /// vision-language model's text decoder), run as one sequence. Throws std::invalid_argument
 /// when a grown cache is left as a state, the tokens input cannot be told apart or
-/// has another shape, the rewrite's layout is not the one this runtime changes, and
-/// what OpenVINO throws.
-void to_paged_attention(const std::shared_ptr<ov::Model>& model);
+/// has another shape, the rewrite's layout is not the one this runtime changes, the
+/// calls take several tokens at `inference_precision` f16 (which OpenVINO 2026.4.1's
+/// CPU plugin computes wrong in this form), and what OpenVINO throws.
+void to_paged_attention(const std::shared_ptr<ov::Model>& model, const std::string& inference_precision);
 
 /// The PagedAttention inputs of a compiled model, and the block caches bound to them.
 class PagedCache {

@@ -397,6 +397,8 @@ def test_a_bart_longer_than_its_position_table_is_refused():
     with pytest.raises(ValueError, match="max_seq_len 20 passes its decoder's 16 positions"):
         export_shapes(model, 20, 16)
     assert export_shapes(model, 16, 16).encoder_input == (1, 16)
+    with pytest.raises(ValueError, match="max_source_len is 0; the encoder needs room for 2 tokens or more"):
+        export_shapes(model, 8, 0)  # not taken for "no bound" (the config's 16)
 
 
 @pytest.mark.parametrize("flag", ["--static-shape", "--one-token-model"])

@@ -149,3 +149,25 @@ def test_int4_groups_that_do_not_divide_a_layer_are_refused_with_what_to_give(tm
     err = capsys.readouterr().err
     assert "error: weight compression: groups of 128 do not divide the input channels of every layer" in err
     assert "(--group-size on the command line), or -1 for one group per channel" in err
+
+
+@pytest.mark.parametrize("positions", ["0", "-5"])
+def test_a_max_seq_len_below_two_is_refused_before_exporting(tmp_path, capsys, positions):
+    # A static cache of 0 positions crashed OpenVINO's compile with a division by zero.
+    params = write_params(tmp_path, **TINY)
+    with pytest.raises(SystemExit):
+        main(
+            ["--params", str(params), "--output", str(tmp_path / "x.pte"), "--max-seq-len", positions, "--static-shape"]
+        )
+    assert f"--max-seq-len is {positions}; the KV cache needs 2 positions or more" in capsys.readouterr().err
+    assert not (tmp_path / "x.pte").exists()
+
+
+def test_export_llm_refuses_a_cache_of_fewer_than_two_positions():
+    from types import SimpleNamespace
+
+    from executorch_openvino.llm.decoder_program import export_llm
+
+    args = SimpleNamespace(max_seq_len=0, n_layers=1, vocab_size=8, enable_dynamic_shape=False)
+    with pytest.raises(ValueError, match="max_seq_len is 0; the KV cache needs 2 positions or more"):
+        export_llm(torch.nn.Identity(), args)

@@ -364,3 +364,42 @@ def test_the_runtime_loads_a_u8_cache_with_one_token_model_without_the_model_of_
     errors = relative_errors(method, dynamic_llama, [(prompt, 0)] + steps)
     low, high = U8_CACHE_ERRORS
     assert low < max(errors) < high, f"relative logit errors {errors}"
+
+
+# OpenVINO 2026.4.1's CPU plugin computes PagedAttention at f16 wrong for calls of several
+# tokens (workarounds.py: paged_attention_f16_several_tokens). At f16 eager's values are
+# met as f16 meets them: about 1e-3 of the largest logit.
+F16_TOLERANCE = dict(rtol=2e-2, atol=2e-2)
+
+
+def test_lowering_refuses_prompts_in_paged_form_at_f16(dynamic_llama, tmp_path):
+    sequence = torch.export.Dim("sequence", min=1, max=CONTEXT - 1)
+    with pytest.raises(ValueError, match="paged_attention at inference_precision 'f16'"), torch.no_grad():
+        lower(
+            dynamic_llama,
+            (torch.tensor([[1, 2]]), {"input_pos": torch.tensor([0])}),
+            tmp_path,
+            compile_specs=openvino_compile_specs(paged_attention=True, inference_precision="f16"),
+            dynamic_shapes=({1: sequence}, {"input_pos": None}),
+        )
+
+
+@pytest.fixture
+def load_at_f16():
+    set_load_options(inference_precision="f16")
+    yield
+    set_load_options(inference_precision="")
+
+
+def test_loaded_at_f16_prompts_keep_the_stateful_cache_and_compute_like_eager(
+    prompts_program, dynamic_llama, capfd, load_at_f16
+):
+    method = prompts_program.load_method()
+    assert "inference_precision f16" in capfd.readouterr().err  # why it left the PagedAttention form
+    eager = copy.deepcopy(dynamic_llama)
+    calls = [(tokens(12, seed=18), 0), ([7], 12), ([9], 13), (tokens(5, seed=19), 14)]
+    for call_tokens, start in calls:
+        inputs = (torch.tensor([call_tokens]), torch.tensor([start]))
+        with torch.no_grad():
+            expected = eager(inputs[0], {"input_pos": inputs[1]})
+        torch.testing.assert_close(run(method, inputs)[0], expected, **F16_TOLERANCE)

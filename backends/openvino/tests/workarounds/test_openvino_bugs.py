@@ -6,7 +6,8 @@ workaround (the fixes its entry names) can go, and the entry with it. Models are
 built with openvino.opset13/opset14 ops and compiled on the CPU at f32, as the
 delegate compiles them; bugs of the PyTorch frontend go through its FX decoder on an
 exported program, without our passes or translations. Nothing here imports the
-delegate. Cases that crash or corrupt the process run in a subprocess.
+delegate but the one case whose model must come from its conversion
+(_paged_llama_ir). Cases that crash or corrupt the process run in a subprocess.
 """
 
 import subprocess
@@ -561,3 +562,75 @@ def test_topk_nan_anywhere():
         [ops.topk(values, ops.constant(np.int64(2)), 0, "max", "value").output(0)], [values], f32(1, np.nan, 3, 2)
     )
     still_wrong("topk_nan_anywhere", not np.isnan(top_two[0]), "the top 2 of [1, nan, 3, 2]")
+
+
+def _paged_llama_ir() -> ov.Model:
+    """A one-layer Llama (head size 64) as the delegate converts it, in PagedAttention form with
+    the tokens as one sequence, as runtime/paged_attention.cpp lays them out. The one case
+    here that takes its model from the delegate: SDPAToPagedAttention rewrites only a KV
+    cache in the form the delegate's conversion gives."""
+    transformers = pytest.importorskip("transformers", reason="the huggingface extra installs transformers")
+    from executorch.exir._serialize._program import deserialize_pte_binary
+    from executorch_openvino.llm.huggingface import export_huggingface_llm
+    from executorch_openvino.serialization.blob import read_blob
+    from openvino._offline_transformations import paged_attention_transformation
+
+    config = transformers.LlamaConfig(
+        hidden_size=128, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+        vocab_size=64, max_position_embeddings=64,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    program = export_huggingface_llm(transformers.LlamaForCausalLM(config).eval(), max_seq_len=32)
+    blob = read_blob(bytes(deserialize_pte_binary(program.buffer).program.backend_delegate_data[0].data))
+    model = ov.Core().read_model(blob.ir_xml.decode(), ov.Tensor(np.frombuffer(blob.ir_weights, np.uint8).copy()))
+    model.inputs[0].get_tensor().set_names({"input_ids"})
+    model.inputs[0].get_node().set_friendly_name("input_ids")
+    paged_attention_transformation(model)
+    tokens = model.input("input_ids").get_node()
+    for target in list(tokens.output(0).get_target_inputs()):  # batch rows -> one sequence
+        target.get_node().output(0).replace(ops.unsqueeze(tokens, ops.constant(np.array(0))).output(0))
+    [attention] = [op for op in model.get_ordered_ops() if op.get_type_name() == "PagedAttentionExtension"]
+    for index in range(3):
+        source = attention.input_value(index).get_node().input_value(0)  # [1, tokens, heads, size]
+        heads, size = (source.get_partial_shape()[axis].get_length() for axis in (2, 3))
+        flat = ops.reshape(source, ops.constant(np.array([-1, heads * size])), False)
+        attention.input(index).replace_source_output(flat.output(0))
+    for target in attention.output(0).get_target_inputs():
+        target.get_node().input(1).replace_source_output(ops.constant(np.array([1, -1, 2, 64])).output(0))
+        target.get_node().set_special_zero(False)
+    model.validate_nodes_and_infer_types()
+    return model
+
+
+def test_paged_attention_f16_several_tokens():
+    model = _paged_llama_ir()
+    tokens = np.array([5, 9, 13, 17], np.int64)
+    feeds = {
+        "input_ids": tokens,
+        model.inputs[1].get_any_name(): np.array([0], np.int64),  # the delegate's positions input
+        "position_ids": np.arange(4, dtype=np.int64),
+        "max_context_len": np.array(4, np.int32),
+        "past_lens": np.array([0], np.int32),
+        "subsequence_begins": np.array([0, 4], np.int32),
+        "block_indices_begins": np.array([0, 1], np.int32),
+        "block_indices": np.array([0], np.int32),
+    }
+
+    def logits(precision: str) -> np.ndarray:
+        compiled = ov.Core().compile_model(
+            model, "CPU", {"INFERENCE_PRECISION_HINT": precision, "KV_CACHE_PRECISION": "f16"}
+        )
+        request = compiled.create_infer_request()
+        for port in compiled.inputs:
+            if port.get_any_name().startswith(("key_cache.", "value_cache.")):
+                shape = port.get_partial_shape()
+                request.set_tensor(port, ov.Tensor(ov.Type.f16, [1] + [shape[d].get_length() for d in (1, 2, 3)]))
+        request.infer(feeds)
+        return request.get_output_tensor(0).data.copy()
+
+    at_f32, at_f16 = logits("f32"), logits("f16")
+    assert np.isfinite(at_f32).all()
+    if "FP16" not in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
+        pytest.skip("this CPU has no f16 arithmetic for OpenVINO: it computes f16 otherwise (not seen wrong here)")
+    wrong = not np.isfinite(at_f16).all() or np.abs(at_f16 - at_f32).max() > 0.1 * np.abs(at_f32).max()
+    still_wrong("paged_attention_f16_several_tokens", wrong, "PagedAttention at f16 for a call of four tokens")
