@@ -421,10 +421,23 @@ def _decode(spec: CompileSpec) -> str:
         raise ValueError(f"OpenVINO compile spec {spec.key!r} is not UTF-8 text: {bytes(value)!r}") from error
 
 
+def _spec_list(specs: Optional[Iterable[CompileSpec]]) -> List[CompileSpec]:
+    """`specs` as a list; raises TypeError, naming what was given, for anything but CompileSpecs."""
+    items = [] if isinstance(specs, (str, bytes, dict)) else list(specs or ())
+    if isinstance(specs, (str, bytes, dict)) or not all(
+        hasattr(spec, "key") and hasattr(spec, "value") for spec in items
+    ):
+        raise TypeError(
+            f"OpenVINO compile specs are a list of CompileSpec, as openvino_compile_specs(...) returns; got {specs!r}"
+        )
+    return items
+
+
 def parse_compile_specs(specs: Optional[Iterable[CompileSpec]]) -> OpenvinoOptions:
-    """Reads and checks compile specs; raises ValueError naming a bad key or value."""
+    """Reads and checks compile specs; raises ValueError naming a bad key or value (TypeError
+    for something other than a list of them)."""
     values = {}
-    for spec in specs or ():
+    for spec in _spec_list(specs):
         if spec.key not in KNOWN_KEYS:
             raise ValueError(f"Unknown OpenVINO compile spec {spec.key!r}; accepted: {', '.join(KNOWN_KEYS)}")
         if spec.key in values:
@@ -460,7 +473,7 @@ def with_defaults(specs: Optional[Sequence[CompileSpec]]) -> List[CompileSpec]:
     """The specs as given, with the device spelled out when it was left to the default."""
     from executorch.exir.backend.compile_spec_schema import CompileSpec
 
-    specs = list(specs or ())
+    specs = _spec_list(specs)
     if not any(spec.key == DEVICE for spec in specs):
         specs.insert(0, CompileSpec(DEVICE, b"CPU"))
     return specs

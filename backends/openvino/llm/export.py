@@ -375,11 +375,14 @@ def _compression_from(options: argparse.Namespace, parser: argparse.ArgumentPars
         key: value for key, value in (("ratio", options.ratio), ("backup_mode", options.backup_precision)) if value
     }
     if not options.weight_compression:
-        if data_aware or mixed or options.dataset:
+        if data_aware or mixed or options.dataset or options.group_size is not None:
             parser.error(
-                "--awq, --scale-estimation, --gptq, --lora-correction, --ratio and --dataset need --weight-compression"
+                "--awq, --scale-estimation, --gptq, --lora-correction, --ratio, --backup-precision, --group-size "
+                "and --dataset need --weight-compression"
             )
         return None
+    if options.group_size is not None and options.group_size != -1 and options.group_size < 1:
+        parser.error(f"--group-size is {options.group_size}; accepted: a positive count of channels, or -1 per channel")
     compression = compression_settings(
         WEIGHT_COMPRESSION_FORMS.get(options.weight_compression, {"mode": options.weight_compression})
     )

@@ -171,3 +171,18 @@ def test_export_llm_refuses_a_cache_of_fewer_than_two_positions():
     args = SimpleNamespace(max_seq_len=0, n_layers=1, vocab_size=8, enable_dynamic_shape=False)
     with pytest.raises(ValueError, match="max_seq_len is 0; the KV cache needs 2 positions or more"):
         export_llm(torch.nn.Identity(), args)
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--group-size", "32"], "--group-size and --dataset need --weight-compression"),
+        (["--weight-compression", "int4", "--group-size", "0"], "--group-size is 0; accepted: a positive count"),
+    ],
+    ids=["without_compression", "zero"],
+)
+def test_a_group_size_that_would_be_ignored_or_is_not_a_size_is_refused(tmp_path, capsys, flags, message):
+    params = write_params(tmp_path, **TINY)
+    with pytest.raises(SystemExit):
+        main(["--params", str(params), "--output", str(tmp_path / "x.pte"), *flags])
+    assert message in capsys.readouterr().err

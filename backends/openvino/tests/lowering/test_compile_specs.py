@@ -81,6 +81,13 @@ def test_compile_spec_value_of_wrong_type_is_refused():
         parse_compile_specs([CompileSpec("device", "CPU")])
 
 
+@pytest.mark.parametrize("specs", ["CPU", {"device": "CPU"}, ["CPU"]], ids=["str", "dict", "list_of_str"])
+def test_compile_specs_other_than_a_list_of_them_are_refused_naming_what_was_given(specs):
+    for build in (OpenvinoPartitioner, parse_compile_specs):
+        with pytest.raises(TypeError, match="a list of CompileSpec, as openvino_compile_specs"):
+            build(specs)
+
+
 @pytest.mark.parametrize(
     "options, message",
     [
