@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, TypeVar
@@ -246,10 +247,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
+    argv = [part for item in argv for part in (item.split("=", 1) if item.startswith("--config=") else [item])]
     if "--config" in argv:
         argv = _flags_from_llm_config(argv)
     parser = _parser()
     options = parser.parse_args(argv)
+    for flag, path in (("--output", options.output), ("--etrecord", options.etrecord)):
+        if path is not None and (path.is_dir() or not path.parent.is_dir()):
+            parser.error(
+                f"{flag} {path}: {'a folder' if path.is_dir() else 'its folder does not exist'}; give a file path"
+            )
     if options.one_token_model and options.static_shape:
         parser.error("--one-token-model is for dynamic-length exports; --static-shape has one token per call already")
     for flag in ("checkpoint", "vocab_size", "model_class"):
@@ -351,6 +358,11 @@ def _is_encoder_decoder(folder: Path) -> bool:
         raise SystemExit(str(error)) from None
 
 
+# ExecuTorch's overrides: key=value with a dotted key, + first to add one. A flag's value
+# with "=" in it (a path such as a=b/x.pte) is not one.
+_OVERRIDE = re.compile(r"^\+?[A-Za-z_][\w.]*=")
+
+
 def _flags_from_llm_config(argv: List[str]) -> List[str]:
     """Our flags for ``--config FILE`` with ExecuTorch's overrides (``key=value``), then the
     other flags given, which win (llm_config.py)."""
@@ -360,7 +372,7 @@ def _flags_from_llm_config(argv: List[str]) -> List[str]:
     if at + 1 >= len(argv):
         raise SystemExit("--config needs the path of an LLM config file (YAML)")
     path, rest = Path(argv[at + 1]), argv[:at] + argv[at + 2 :]
-    overrides = [item for item in rest if "=" in item and not item.startswith("-")]
+    overrides = [item for item in rest if _OVERRIDE.match(item)]
     flags = [item for item in rest if item not in overrides]
     try:
         return export_flags(load_llm_config(path, overrides)) + flags

@@ -69,9 +69,15 @@ def load_llm_config(path: Path, overrides: Sequence[str] = ()) -> Any:
     bad = [override for override in overrides if "=" not in override]
     if bad:
         raise ValueError(f"overrides take the form key=value (or +key=value), not {bad[0]!r}")
+    import yaml
+    from omegaconf.errors import OmegaConfBaseException
+
     dotlist = [override[1:] if override.startswith("+") else override for override in overrides]
-    merged = OmegaConf.merge(OmegaConf.structured(LlmConfig), OmegaConf.load(path), OmegaConf.from_dotlist(dotlist))
-    return OmegaConf.to_object(merged)
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(LlmConfig), OmegaConf.load(path), OmegaConf.from_dotlist(dotlist))
+        return OmegaConf.to_object(merged)
+    except (OmegaConfBaseException, yaml.YAMLError) as error:  # an unknown key, a bad type, broken YAML
+        raise ValueError(" ".join(str(error).split())) from error
 
 
 def changed_keys(config: Any) -> Dict[str, Any]:

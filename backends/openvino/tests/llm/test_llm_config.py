@@ -134,3 +134,28 @@ def test_a_model_class_this_export_does_not_make_is_refused_by_name(tmp_path, mo
     (tmp_path / "params.json").write_text(json.dumps(PARAMS))
     with pytest.raises(SystemExit, match=named):
         main(["--params", str(tmp_path / "params.json"), "--model-class", model_class, "--output", str(tmp_path / "x")])
+
+
+@pytest.mark.parametrize(
+    "override, named",
+    [("export.no_such_key=1", "no_such_key"), ("export.max_seq_length=many", "max_seq_length")],
+    ids=["unknown_key", "bad_type"],
+)
+def test_a_key_the_config_does_not_have_or_a_bad_value_is_named_without_a_traceback(config, tmp_path, override, named):
+    with pytest.raises(SystemExit, match=f"--config {config}: .*{named}"):
+        main(["--config", str(config), *readme_overrides(tmp_path), override, "--output", str(tmp_path / "x.pte")])
+
+
+def test_broken_yaml_is_named_without_a_traceback(tmp_path):
+    (tmp_path / "broken.yaml").write_text("model: [unclosed\n")
+    with pytest.raises(SystemExit, match="--config .*broken.yaml: "):
+        main(["--config", str(tmp_path / "broken.yaml"), "--output", str(tmp_path / "x.pte")])
+
+
+def test_a_flag_value_with_an_equals_sign_beside_the_config_stays_that_flags(config, tmp_path):
+    # "--output a=b/x.pte" is the output's path, not an override of key "a".
+    folder = tmp_path / "a=b"
+    folder.mkdir()
+    overrides = [*readme_overrides(tmp_path), "export.max_seq_length=16", "export.max_context_length=16"]
+    main([f"--config={config}", *overrides, "--output", str(folder / "x.pte")])
+    assert (folder / "x.pte").stat().st_size > 0

@@ -186,3 +186,12 @@ def test_a_group_size_that_would_be_ignored_or_is_not_a_size_is_refused(tmp_path
     with pytest.raises(SystemExit):
         main(["--params", str(params), "--output", str(tmp_path / "x.pte"), *flags])
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["missing_folder", "a_folder"])
+def test_an_output_path_that_cannot_be_written_is_refused_before_exporting(tmp_path, capsys, where):
+    params = write_params(tmp_path, **TINY)
+    output = tmp_path / "no" / "such" / "x.pte" if where == "missing_folder" else tmp_path
+    with pytest.raises(SystemExit):
+        main(["--params", str(params), "--output", str(output)])
+    assert f"--output {output}: " in capsys.readouterr().err
