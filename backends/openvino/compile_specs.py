@@ -423,10 +423,8 @@ def _decode(spec: CompileSpec) -> str:
 
 def _spec_list(specs: Optional[Iterable[CompileSpec]]) -> List[CompileSpec]:
     """`specs` as a list; raises TypeError, naming what was given, for anything but CompileSpecs."""
-    items = [] if isinstance(specs, (str, bytes, dict)) else list(specs or ())
-    if isinstance(specs, (str, bytes, dict)) or not all(
-        hasattr(spec, "key") and hasattr(spec, "value") for spec in items
-    ):
+    items = None if isinstance(specs, (str, bytes, dict)) else list(specs or ())
+    if items is None or not all(hasattr(spec, "key") and hasattr(spec, "value") for spec in items):
         raise TypeError(
             f"OpenVINO compile specs are a list of CompileSpec, as openvino_compile_specs(...) returns; got {specs!r}"
         )

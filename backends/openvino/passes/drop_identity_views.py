@@ -17,19 +17,12 @@ becomes the same tensor as an input or another output.
 from __future__ import annotations
 
 import torch
-from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ..edge_graph.nodes import op_name, tensor_value
 from ..workarounds import not_a_workaround
+from .graph_edits import same_sizes
 
 VIEWS = frozenset({"aten.view_copy.default", "aten.view.default", "aten._unsafe_view.default"})
-
-
-def _same_shape(before: torch.Tensor, after: torch.Tensor) -> bool:
-    """Whether two shapes are equal for every size the dynamic dims can take."""
-    if before.dim() != after.dim():
-        return False
-    return all(statically_known_true(a == b) for a, b in zip(before.shape, after.shape))
 
 
 def _is_identity_view(node: torch.fx.Node) -> bool:
@@ -38,7 +31,7 @@ def _is_identity_view(node: torch.fx.Node) -> bool:
     source, result = tensor_value(node.args[0]), tensor_value(node)
     if source is None or result is None or source.dtype != result.dtype:
         return False
-    return _same_shape(source, result) and all(user.op != "output" for user in node.users)
+    return same_sizes(source.shape, result.shape) and all(user.op != "output" for user in node.users)
 
 
 @not_a_workaround("a speed-up: the same values without a Reshape that keeps Transposes apart")

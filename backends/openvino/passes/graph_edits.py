@@ -3,9 +3,10 @@ node by another, erasing what is left unread."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional, Sequence
 
 import torch
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ..edge_graph.nodes import op_name
 
@@ -47,3 +48,13 @@ def erase_unread(node: torch.fx.Node) -> None:
     node.graph.erase_node(node)
     for input_node in inputs:
         erase_unread(input_node)
+
+
+def same_sizes(left: Optional[Sequence[Any]], right: Sequence[Any]) -> bool:
+    """Whether two shapes are equal for every size their dynamic dims can take, without
+    adding a guard on a symbolic size."""
+    return (
+        left is not None
+        and len(left) == len(right)
+        and all(a is b or statically_known_true(a == b) for a, b in zip(left, right))
+    )

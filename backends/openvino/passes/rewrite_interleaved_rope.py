@@ -27,10 +27,9 @@ from typing import Dict, Optional, Tuple
 
 import torch
 from executorch.exir.dialects._ops import ops as exir_ops
-from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ..workarounds import not_a_workaround
-from .graph_edits import calls, erase_unread
+from .graph_edits import calls, erase_unread, same_sizes
 
 logger = logging.getLogger(__name__)
 
@@ -97,10 +96,10 @@ def _match(node: torch.fx.Node) -> Optional[_Rotation]:
     head_shape, pairs_shape = _shape(head), _shape(pairs)
     if head_shape is None or pairs_shape is None or len(head_shape) != rank - 1:
         return None
-    if not _same_sizes(_shape(node), head_shape) or not _same_sizes(pairs_shape[:-2], head_shape[:-1]):
+    if not same_sizes(_shape(node), head_shape) or not same_sizes(pairs_shape[:-2], head_shape[:-1]):
         return None
     half = pairs_shape[-2]
-    if not isinstance(half, int) or not _same_sizes([head_shape[-1]], [2 * half]):
+    if not isinstance(half, int) or not same_sizes([head_shape[-1]], [2 * half]):
         return None
     cos, sin = cos_and_sin
     if any(_size(table, -1) != half for table in (cos, sin)) or any(_rank(t) != rank - 1 for t in (cos, sin)):
@@ -250,12 +249,3 @@ def _size(node: object, dim: int) -> object:
 
 def _dim(node: torch.fx.Node, position: int, default: int) -> int:
     return node.args[position] if len(node.args) > position else node.kwargs.get("dim", default)
-
-
-def _same_sizes(left: Optional[list], right: list) -> bool:
-    """Whether two shapes are known equal, without a guard on a symbolic size."""
-    return (
-        left is not None
-        and len(left) == len(right)
-        and all(a is b or statically_known_true(a == b) for a, b in zip(left, right))
-    )
