@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import pickle
 import re
 import sys
 from pathlib import Path
@@ -32,8 +33,8 @@ import torch
 from executorch.exir import ExecutorchProgramManager
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 
-from ..compile_specs import device_type, openvino_compile_specs
-from ..preprocessing.paged_attention import PagedAttentionRefused
+from ..compile_specs import device_type, openvino_compile_specs, parse_compile_specs
+from ..preprocessing.paged_attention import PagedAttentionRefused, check_paged_attention_options
 from .calibration import DATA_AWARE, calibration_inputs, folder_tokenizer, load_tokenizer, read_samples
 from .decoder_program import export_llm
 from .encoder_decoder import export_encoder_decoder, is_encoder_decoder_folder
@@ -44,6 +45,8 @@ from .weight_compression import BACKUP_PRECISIONS, WEIGHT_COMPRESSION_FORMS, che
 logger = logging.getLogger(__name__)
 
 _STATEFUL_BECAUSE = "the KV cache stays in the stateful form (no paged_attention): %s"
+#: Lines of --dataset calibrated on without --num-samples.
+_NUM_SAMPLES = 128
 T = TypeVar("T")
 
 
@@ -86,7 +89,12 @@ def _model_args(
 
     from executorch.examples.models.llama.model_args import ModelArgs
 
-    settings = json.loads(params.read_text())
+    try:
+        settings = json.loads(params.read_text())
+    except (OSError, ValueError) as error:  # unreadable, not UTF-8, not JSON
+        raise SystemExit(f"--params {params}: not a readable params.json: {error}") from None
+    if not isinstance(settings, dict):
+        raise SystemExit(f"--params {params}: holds a {type(settings).__name__}; params.json is an object of fields")
     fields = {field.name for field in dataclasses.fields(ModelArgs)}
     unknown = sorted(set(settings) - fields)
     if unknown:
@@ -230,7 +238,7 @@ def _parser() -> argparse.ArgumentParser:
         help="LoRA correction: refused, NNCF 3.4.0 inserts no adapters into an exported model",
     )
     calibration.add_argument("--dataset", type=Path, help="calibration text, one sample a line")
-    calibration.add_argument("--num-samples", type=int, default=128, help="lines of --dataset to use (default 128)")
+    calibration.add_argument("--num-samples", type=int, help=f"lines of --dataset to use (default {_NUM_SAMPLES})")
     calibration.add_argument(
         "--tokenizer",
         type=Path,
@@ -268,6 +276,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         parser.error("--max-source-len is for --hf encoder-decoders (T5, BART)")
     if options.max_seq_len < 2:
         parser.error(f"--max-seq-len is {options.max_seq_len}; the KV cache needs 2 positions or more")
+    _check_input_files(options, parser)
     logging.basicConfig(level=logging.INFO)
     compression = _compression_from(options, parser)
     preset = speed_preset(compression is not None) if options.speed else {}
@@ -285,6 +294,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
 
     export = _export_huggingface if options.hf else _export_params
     try:
+        if options.paged_attention:  # what the flags alone refuse, refused before exporting
+            check_paged_attention_options(parse_compile_specs(specs_with(True)))
         if options.paged_attention is not None:  # asked for or against: no falling back
             program = export(options, specs_with(options.paged_attention), compression)
         else:
@@ -300,6 +311,19 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     if options.etrecord is not None:
         program.get_etrecord().save(str(options.etrecord))
         logger.info("wrote %s", options.etrecord)
+
+
+def _check_input_files(options: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Exits naming an input file flag whose path is missing or a folder, before exporting."""
+    files = (
+        ("--params", options.params),
+        ("--checkpoint", options.checkpoint),
+        ("--tokenizer", options.tokenizer),
+        ("--dataset", options.dataset),
+    )
+    for flag, path in files:
+        if path is not None and not path.is_file():
+            parser.error(f"{flag} {path}: {'a folder' if path.is_dir() else 'no such file'}; give a file")
 
 
 def _paged_by_default(options: argparse.Namespace, cache_precision: Optional[str]) -> bool:
@@ -382,6 +406,13 @@ def _flags_from_llm_config(argv: List[str]) -> List[str]:
 
 def _compression_from(options: argparse.Namespace, parser: argparse.ArgumentParser) -> Optional[Dict[str, Any]]:
     """The nncf.compress_weights arguments the flags ask for, checked (the dataset is added per export)."""
+    if options.dataset is None:
+        alone = [flag for flag in ("tokenizer", "num_samples") if getattr(options, flag) is not None]
+        if alone:
+            parser.error(
+                f"{' and '.join('--' + flag.replace('_', '-') for flag in alone)}: for the calibration text, "
+                "which --dataset gives"
+            )
     data_aware = {name: True for name in DATA_AWARE if getattr(options, name)}
     mixed = {
         key: value for key, value in (("ratio", options.ratio), ("backup_mode", options.backup_precision)) if value
@@ -404,7 +435,8 @@ def _compression_from(options: argparse.Namespace, parser: argparse.ArgumentPars
     try:
         if options.dataset:
             # Read now: a missing or empty file fails before the export starts.
-            compression["dataset"] = read_samples(options.dataset, options.num_samples)
+            count = _NUM_SAMPLES if options.num_samples is None else options.num_samples
+            compression["dataset"] = read_samples(options.dataset, count)
         check_compression(compression)
     except (ValueError, FileNotFoundError) as error:
         raise SystemExit(str(error)) from None
@@ -478,6 +510,16 @@ def _export_huggingface(
         )
     except (ImportError, FileNotFoundError) as error:
         raise SystemExit(str(error)) from None
+    except NotImplementedError as error:  # a family the export does not handle, found while tracing it
+        raise SystemExit(f"--hf {options.hf}: model type {_model_type(options.hf)!r}: {error}") from None
+
+
+def _model_type(folder: Path) -> Optional[str]:
+    """The ``model_type`` in the folder's config.json, or None where it cannot be read."""
+    try:
+        return json.loads((Path(folder) / "config.json").read_text()).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _refuse_audio_language(folder: Path) -> None:
@@ -554,7 +596,10 @@ def _export_params(
         )
     model = construct_transformer(args)
     if options.checkpoint:
-        state = torch.load(options.checkpoint, map_location="cpu", weights_only=True)
+        try:
+            state = torch.load(options.checkpoint, map_location="cpu", weights_only=True)
+        except (OSError, RuntimeError, EOFError, pickle.UnpicklingError) as error:
+            raise SystemExit(f"--checkpoint {options.checkpoint}: not a readable torch checkpoint: {error}") from None
         try:
             missing, unexpected = model.load_state_dict(state, strict=False)
         except RuntimeError as error:  # sizes that differ: torch lists every tensor

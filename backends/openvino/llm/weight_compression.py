@@ -115,7 +115,20 @@ def check_compression(settings: Mapping[str, Any]) -> Dict[str, Any]:
     backup = settings.get("backup_mode")
     if backup is not None and str(getattr(backup, "value", backup)) not in BACKUP_PRECISIONS:
         raise ValueError(f"weight compression: backup precision {backup!r}; accepted: {', '.join(BACKUP_PRECISIONS)}")
+    if backup is not None and not _leaves_layers_to_back_up(settings, mode):
+        raise ValueError(
+            f"weight compression: backup precision {backup!r} is for the layers kept out of 4 bits (by a ratio "
+            f"below 1, or the embedding and output projection without all_layers); mode {mode!r} with ratio "
+            f"{settings.get('ratio', 1)} and all_layers {bool(settings.get('all_layers'))} keeps none out"
+        )
     return settings
+
+
+def _leaves_layers_to_back_up(settings: Mapping[str, Any], mode: str) -> bool:
+    """Whether NNCF gives any layer the backup precision: only 4-bit modes back layers up,
+    those a ratio below 1 leaves out and, without all_layers, the embedding and the last
+    product."""
+    return not mode.startswith("int8") and (_ratio_below_one(settings) or not settings.get("all_layers"))
 
 
 def _ratio_below_one(settings: Mapping[str, Any]) -> bool:

@@ -28,14 +28,10 @@ class PagedAttentionRefused(ValueError):
     stateful form instead."""
 
 
-def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
-    """Raises PagedAttentionRefused naming why the runtime could not keep `model`'s KV
-    cache in PagedAttention form: a device whose blocks it does not lay out, a u8 cache
-    with one_token_model (prompts' stateful cache cannot move into u8 blocks), no grown
-    KV cache, tokens of another shape than one token or [1, tokens] (embeddings: [1,
-    tokens, hidden]), attention the rewrite leaves, or a layout of the rewrite the
-    runtime does not change back. With one_token_model, only the model of one token
-    takes the form."""
+def check_paged_attention_options(options: OpenvinoOptions) -> None:
+    """Raises PagedAttentionRefused where the compile specs alone rule the form out,
+    whatever the model: a device whose blocks the runtime does not lay out, or a u8 cache
+    with one_token_model (prompts' stateful cache cannot move into u8 blocks)."""
     if options.device_type != "CPU":
         raise PagedAttentionRefused(f"OpenVINO paged_attention runs on CPU; device is {options.device!r}")
     if options.kv_cache_precision == "u8" and options.one_token_model:
@@ -47,6 +43,16 @@ def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
             "kv_cache_precision 'u8' does not allow (its blocks carry their scales): leave one_token_model out "
             "(prompts then run in PagedAttention form too) or use an f32, f16 or bf16 cache"
         )
+
+
+def check_paged_attention(model: ov.Model, options: OpenvinoOptions) -> None:
+    """Raises PagedAttentionRefused naming why the runtime could not keep `model`'s KV
+    cache in PagedAttention form: what check_paged_attention_options refuses, no grown
+    KV cache, tokens of another shape than one token or [1, tokens] (embeddings: [1,
+    tokens, hidden]), attention the rewrite leaves, or a layout of the rewrite the
+    runtime does not change back. With one_token_model, only the model of one token
+    takes the form."""
+    check_paged_attention_options(options)
     trial = model.clone()
     if not _grown_caches(trial):
         raise PagedAttentionRefused(

@@ -414,6 +414,17 @@ def test_a_family_that_asks_its_cache_for_its_length_is_refused_with_the_reason(
         decoder(torch.tensor([[5, 6, 7]]), {"input_pos": torch.tensor([0])})
 
 
+def test_the_command_names_the_model_type_of_a_family_it_cannot_export(tmp_path):
+    """A BERT folder loads as BertLMHeadModel, which counts its positions from the cache."""
+    config = transformers.BertConfig(
+        vocab_size=160, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64
+    )
+    config.is_decoder = True
+    transformers.BertLMHeadModel(config).save_pretrained(tmp_path / "bert")
+    with pytest.raises(SystemExit, match=r"model type 'bert': this model asks its cache how many positions"):
+        export_main(["--hf", str(tmp_path / "bert"), "--output", str(tmp_path / "model.pte")])
+
+
 def test_longrope_past_its_short_context_is_refused():
     """Past original_max_position_embeddings longrope rotates every position by its long
     factors, and transformers computes the whole sequence again: a KV cache cannot."""

@@ -116,14 +116,15 @@ def test_what_nncf_refuses_is_refused_before_the_export(files, tmp_path, flags, 
         export(files, tmp_path / "x.pte", *flags)
 
 
-def test_a_missing_or_empty_dataset_is_refused(files, tmp_path):
+@pytest.mark.parametrize("dataset, message", [("missing.txt", "no such file"), ("empty.txt", "has no text")])
+def test_a_missing_or_empty_dataset_is_refused(files, tmp_path, capsys, dataset, message):
     (tmp_path / "empty.txt").write_text("\n  \n")
-    for dataset, message in ((tmp_path / "missing.txt", "no such file"), (tmp_path / "empty.txt", "has no text")):
-        with pytest.raises(SystemExit, match=message):
-            main(
-                ["--params", str(files["params.json"]), "--output", str(tmp_path / "x.pte")]
-                + ["--weight-compression", "int4", "--awq", "--dataset", str(dataset)]
-            )
+    with pytest.raises(SystemExit) as exit:
+        main(
+            ["--params", str(files["params.json"]), "--output", str(tmp_path / "x.pte")]
+            + ["--weight-compression", "int4", "--awq", "--dataset", str(tmp_path / dataset)]
+        )
+    assert message in f"{exit.value.code} {capsys.readouterr().err}"
 
 
 def test_a_tokenizer_larger_than_the_models_vocabulary_is_refused(files, tmp_path):

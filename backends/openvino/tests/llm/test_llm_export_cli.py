@@ -195,3 +195,76 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_exporting(tmp_p
     with pytest.raises(SystemExit):
         main(["--params", str(params), "--output", str(output)])
     assert f"--output {output}: " in capsys.readouterr().err
+
+
+def command_reading(tmp_path, flag, path):
+    """A command line whose only bad input is ``flag path``."""
+    params = write_params(tmp_path, **TINY)
+    text = tmp_path / "calibration.txt"
+    text.write_text("a line of text\n")
+    calibrated = ["--weight-compression", "int4", "--awq"]
+    return {
+        "--params": ["--params", str(path)],
+        "--checkpoint": ["--params", str(params), "--checkpoint", str(path)],
+        "--tokenizer": ["--params", str(params), *calibrated, "--dataset", str(text), "--tokenizer", str(path)],
+        "--dataset": ["--params", str(params), *calibrated, "--dataset", str(path)],
+    }[flag]
+
+
+@pytest.mark.parametrize("flag", ["--params", "--checkpoint", "--tokenizer", "--dataset"])
+@pytest.mark.parametrize("where", ["missing", "a_folder"])
+def test_an_input_file_that_is_missing_or_a_folder_is_named_before_exporting(tmp_path, capsys, flag, where):
+    path = tmp_path / "nothing.here" if where == "missing" else tmp_path
+    with pytest.raises(SystemExit):
+        main([*command_reading(tmp_path, flag, path), "--output", str(tmp_path / "x.pte")])
+    reason = "a folder" if where == "a_folder" else "no such file"
+    assert f"{flag} {path}: {reason}; give a file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]"], ids=["not_json", "a_list"])
+def test_params_that_are_not_a_json_object_are_refused_naming_the_file(tmp_path, content):
+    params = tmp_path / "params.json"
+    params.write_text(content)
+    with pytest.raises(SystemExit, match=f"--params {params}: "):
+        main(["--params", str(params), "--output", str(tmp_path / "x.pte")])
+
+
+def test_a_checkpoint_torch_cannot_read_is_refused_naming_the_file(tmp_path):
+    checkpoint = tmp_path / "model.pth"
+    checkpoint.write_bytes(b"not a checkpoint")
+    params = write_params(tmp_path, **TINY)
+    with pytest.raises(SystemExit, match=f"--checkpoint {checkpoint}: not a readable torch checkpoint"):
+        main(["--params", str(params), "--checkpoint", str(checkpoint), "--output", str(tmp_path / "x.pte")])
+
+
+@pytest.mark.parametrize(
+    "flag, value", [("--tokenizer", "tokenizer.json"), ("--num-samples", "8")], ids=["tokenizer", "samples"]
+)
+def test_calibration_flags_without_a_dataset_are_refused_not_ignored(tmp_path, capsys, flag, value):
+    params = write_params(tmp_path, **TINY)
+    (tmp_path / "tokenizer.json").write_text("{}")
+    flags = [flag, str(tmp_path / value) if flag == "--tokenizer" else value]
+    with pytest.raises(SystemExit):
+        main(["--params", str(params), "--weight-compression", "int8", *flags, "--output", str(tmp_path / "x.pte")])
+    assert f"{flag}: for the calibration text, which --dataset gives" in capsys.readouterr().err
+
+
+def test_a_backup_precision_no_layer_would_take_is_refused(tmp_path):
+    # int4 puts every layer in 4 bits (all layers, ratio 1): NNCF would ignore the backup precision.
+    params = write_params(tmp_path, **TINY)
+    flags = ["--weight-compression", "int4", "--backup-precision", "int8_sym"]
+    with pytest.raises(SystemExit, match="backup precision 'int8_sym' is for the layers kept out of 4 bits"):
+        main(["--params", str(params), *flags, "--output", str(tmp_path / "x.pte")])
+
+
+def test_paged_attention_on_another_device_is_refused_before_exporting(tmp_path, capsys, monkeypatch):
+    import executorch_openvino.llm.export as export_command
+
+    def must_not_export(*args, **kwargs):
+        raise AssertionError("exported before refusing")
+
+    monkeypatch.setattr(export_command, "_export_params", must_not_export)
+    params = write_params(tmp_path, **TINY)
+    with pytest.raises(SystemExit):
+        main(["--params", str(params), "--paged-attention", "--device", "GPU", "--output", str(tmp_path / "x.pte")])
+    assert "error: OpenVINO paged_attention runs on CPU; device is 'GPU'" in capsys.readouterr().err
