@@ -18,7 +18,7 @@ SEQUENCE = torch.export.Dim("sequence", min=1, max=255)
 @pytest.fixture(scope="module")
 def llama():
     torch.manual_seed(0)
-    return small_llama(enable_dynamic_shape=True)
+    return small_llama(enable_dynamic_shape=True, layers=2)
 
 
 def lowered_llama(model, tmp_path, positions_per_token: bool):
@@ -95,7 +95,7 @@ def test_dynamic_llama_with_a_position_per_token_generates_like_eager(tmp_path):
     # for dynamic shapes reads input_pos[-1].item(), which torch's decompositions fail
     # on when input_pos is dynamic too (torch 2.13.0, with any partitioner or none).
     torch.manual_seed(0)
-    llama = small_llama(enable_dynamic_shape=False)
+    llama = small_llama(enable_dynamic_shape=False, layers=2)
     program = lowered_llama(llama, tmp_path, positions_per_token=True)
     assert program.delegate_ids() == [BACKEND_ID]
     generation = Generation(program.load_method(), llama, positions_per_token=True)

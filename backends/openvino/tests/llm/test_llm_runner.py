@@ -36,7 +36,7 @@ def small_llama_args(vocab_size: int, enable_dynamic_shape: bool):
 
     return ModelArgs(
         dim=288,
-        n_layers=6,
+        n_layers=2,
         n_heads=6,
         n_kv_heads=2,
         vocab_size=vocab_size,

@@ -17,7 +17,7 @@ from test_llama_dynamic import SEQUENCE, Generation, prompt
 @pytest.fixture(scope="module")
 def llama():
     torch.manual_seed(0)
-    return small_llama(enable_dynamic_shape=True)
+    return small_llama(enable_dynamic_shape=True, layers=2)
 
 
 def lowered(model, tmp_path, **specs):
