@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -134,13 +135,30 @@ class OpenvinoOptions:
             config["DEVICE_PROPERTIES"] = {"CPU": self.cpu_settings(float_kernels_for_quantized_layers)}
         elif self.kv_cache_precision is not None:
             config["KV_CACHE_PRECISION"] = self.kv_cache_precision
-        if self.cache_dir:
-            config["CACHE_DIR"] = self.cache_dir
         if self.num_streams is not None:
             config["NUM_STREAMS"] = self.num_streams
         if self.inference_num_threads is not None:
             config["INFERENCE_NUM_THREADS"] = self.inference_num_threads
+        if self.cache_dir:
+            # A folder per configuration (runtime/options.cpp, openvino_cache_dir; workarounds.py:
+            # model_cache_key_leaves_out_settings).
+            key = zlib.crc32(_described(config).encode())
+            config["CACHE_DIR"] = os.path.join(self.cache_dir, f"compiled-{key:08x}")
         return config
+
+
+def _described(config: dict) -> str:
+    """The runtime's text of a configuration (options.cpp, describe): entries in key order,
+    values as OpenVINO prints them, nested maps in braces."""
+    text = ""
+    for key in sorted(config):
+        value = config[key]
+        if isinstance(value, dict):
+            shown = "{" + _described(value) + "}"
+        else:
+            shown = ("YES" if value else "NO") if isinstance(value, bool) else str(value)
+        text += f"{key}={shown};"
+    return text
 
 
 CPU_SETTINGS_AT_TOP = "top"

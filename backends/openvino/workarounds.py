@@ -37,7 +37,8 @@ class Workaround:
     component: str
     #: What OpenVINO does, on the smallest case found.
     what_openvino_does: str
-    #: Where the fix lives: dotted names under the package (executorch_openvino).
+    #: Where the fix lives: dotted names under the package (executorch_openvino), or
+    #: "runtime/<file>:<function>" for the C++ runtime, whose comment names the entry.
     fixes: Tuple[str, ...]
     #: The OpenVINO release it was seen on.
     seen_on: str = SEEN_ON
@@ -401,6 +402,14 @@ _ENTRIES = (
         "runtime/paged_attention.cpp)",
         ("preprocessing.paged_attention.refuse_several_tokens_at_f16",),
         only_on="CPUs with AVX512-FP16 (seen on an Intel Xeon with AMX)",
+    ),
+    Workaround(
+        "model_cache_key_leaves_out_settings",
+        "CPU plugin",
+        "keys a cached compiled model on the model and the CPU's name only (CACHING_PROPERTIES lists "
+        "FULL_DEVICE_NAME alone), while it bakes settings such as an f16 INFERENCE_PRECISION_HINT into what it "
+        "caches: one CACHE_DIR shared by loads at f16 and f32 computes both in whichever precision compiled first",
+        ("runtime/options.cpp:openvino_cache_dir",),
     ),
 )
 

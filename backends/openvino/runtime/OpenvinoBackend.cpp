@@ -149,7 +149,8 @@ void keep_what_the_model_reads(Delegate& delegate, FreeableBuffer& processed, co
     processed.Free();
     // Once, at load: the calls do not drop them again, since finding OpenVINO's
     // mappings means reading /proc/self/maps.
-    const size_t released = release_pages_of_cache_files_in(settings.cache_dir);
+    const size_t released = release_pages_of_cache_files_in(settings.cache_dir) +
+                            release_pages_of_cache_files_in(openvino_cache_dir(settings));
     ET_LOG(Debug, "OpenVINO delegate: freed the blob; dropped the pages of %zu mappings of cache files", released);
   } else {
     const PageRelease released = release_file_backed_pages(blob.ir_weights, blob.ir_weights_size);

@@ -90,4 +90,8 @@ CpuSettingsPlace cpu_settings_place(std::string_view device);
 /// The configuration passed to ov::Core::compile_model.
 ov::AnyMap compile_config(const CompileSettings& options);
 
+/// The folder OpenVINO's model cache (CACHE_DIR) writes compiled models into: a
+/// folder in cache_dir for each compile configuration; empty without cache_dir.
+std::string openvino_cache_dir(const CompileSettings& options);
+
 }  // namespace executorch_openvino

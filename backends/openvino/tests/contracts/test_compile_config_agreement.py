@@ -28,6 +28,14 @@ VALUES = {
 
 
 def _spec_sets():
+    """Each set of _settings alone and with a cache_dir, whose folder for compiled models
+    is named after the rest of the configuration."""
+    for specs in _settings():
+        yield specs
+        yield {**specs, "cache_dir": "/tmp/etov-cache"}
+
+
+def _settings():
     """Each device alone, with each value of each key, and with each pair of
     inference and KV-cache precisions (the one interaction between keys)."""
     for device in DEVICES:

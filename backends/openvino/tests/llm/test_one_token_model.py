@@ -145,7 +145,7 @@ def test_the_ir_files_of_the_model_of_one_token_are_made_the_same_at_every_load(
     cache = tmp_path / "cache"
     program = lowered(llama, tmp_path, cache_dir=str(cache))
     program.load_method()
-    for compiled in cache.glob("*.blob"):
+    for compiled in cache.glob("compiled-*/*.blob"):
         compiled.unlink()
     capfd.readouterr()
 
@@ -172,7 +172,7 @@ def test_damaged_ir_files_in_the_cache_never_become_the_model_of_one_token(llama
     Generation(program.load_method(), llama, positions_per_token=False).generate(prompt(), token_by_token=False)
     [one_token_xml] = cache.glob("etov-ir-*-one-token-*.xml")
     _damage_one_matrix(one_token_xml.with_suffix(".bin"), one_token_xml)
-    for compiled in cache.glob("*.blob"):  # OpenVINO's own entries: the next load compiles the IR files
+    for compiled in cache.glob("compiled-*/*.blob"):  # OpenVINO's own entries: the next load compiles the IR files
         compiled.unlink()
     capfd.readouterr()
 

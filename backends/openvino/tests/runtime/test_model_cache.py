@@ -79,7 +79,7 @@ def test_first_load_writes_the_ir_named_by_its_digest_and_openvinos_compiled_mod
     xml, weights = _ir_files(cache, lowered)
     blob = _blob(lowered)
     assert xml.read_bytes() == blob.ir_xml and weights.read_bytes() == blob.ir_weights
-    assert list(cache.glob("*.blob")), "OpenVINO wrote no compiled model next to the IR"
+    assert _compiled_models(cache), "OpenVINO wrote no compiled model next to the IR"
     # A successful load logs nothing, so that the next one is seen importing by what
     # it does not read: see test_cache_hit_does_not_read_the_programs_weights.
     _check_runs_like_eager(model, lowered)
@@ -98,7 +98,7 @@ def test_cache_hit_does_not_read_the_programs_weights(tmp_path, capfd):
     lowered.path.write_bytes(bytes(data))
 
     _check_runs_like_eager(model, lowered)  # imported: a compile would fail on the checksum, as below
-    for file in cache.glob("*.blob"):
+    for file in _compiled_models(cache):
         file.unlink()
     with pytest.raises(RuntimeError):
         lowered.load_method()
@@ -116,7 +116,7 @@ def test_damaged_ir_file_is_written_again_before_openvino_compiles_it_into_the_c
     weights.write_bytes(bytes(64) + good_weights[64:])
     # Without its cached model (a new OpenVINO release, a cleaned cache), OpenVINO
     # compiles the files.
-    for file in cache.glob("*.blob"):
+    for file in _compiled_models(cache):
         file.unlink()
 
     _check_runs_like_eager(model, lowered)
@@ -238,8 +238,38 @@ def test_program_without_a_digest_uses_openvinos_own_cache(tmp_path):
 
     _check_runs_like_eager(model, lowered)
     _check_runs_like_eager(model, lowered)
-    assert list(cache.glob("*.blob")), "OpenVINO's own cache holds no compiled model"
+    assert _compiled_models(cache), "OpenVINO's own cache holds no compiled model"
     assert not list(cache.glob("etov-ir-*")), "a program without a digest got IR files"
+
+
+def _compiled_models(cache: Path) -> list:
+    """OpenVINO's compiled models in the cache: in a folder per compile configuration."""
+    return list(cache.glob("compiled-*/*.blob"))
+
+
+def test_loads_at_other_precisions_never_share_a_cached_model(tmp_path):
+    """OpenVINO keys its cache on the model alone and bakes an f16 precision into what it
+    caches (workarounds.py: model_cache_key_leaves_out_settings): a load of the program at
+    its f32 after a load at f16 through one folder computed in f16."""
+    import openvino as ov
+    from executorch_openvino import set_load_options
+
+    if "FP16" not in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
+        pytest.skip("this CPU has no f16 arithmetic for OpenVINO: an f16 load computes in f32 here")
+    cache = tmp_path / "cache"
+    model, lowered = _lowered(tmp_path, cache)
+    x = torch.randn(4, 16) * 3
+    with torch.no_grad():
+        want = model(x)
+    try:
+        set_load_options(inference_precision="f16")
+        at_f16 = lowered.load_method().execute([x])[0]
+    finally:
+        set_load_options(inference_precision="")
+    assert not torch.allclose(at_f16, want, rtol=1e-6, atol=1e-6), "the f16 load computed in f32"
+    for _ in range(2):  # compiled, then imported from the cache
+        torch.testing.assert_close(lowered.load_method().execute([x])[0], want, rtol=1e-5, atol=1e-5)
+    assert len(_compiled_models(cache)) == 2
 
 
 def test_cache_dir_that_cannot_be_created_loads_without_the_cache_naming_it(tmp_path, capfd):

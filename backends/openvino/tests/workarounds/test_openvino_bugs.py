@@ -14,7 +14,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Callable, List, Sequence
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 import openvino as ov
@@ -634,3 +634,25 @@ def test_paged_attention_f16_several_tokens():
         pytest.skip("this CPU has no f16 arithmetic for OpenVINO: it computes f16 otherwise (not seen wrong here)")
     wrong = not np.isfinite(at_f16).all() or np.abs(at_f16 - at_f32).max() > 0.1 * np.abs(at_f32).max()
     still_wrong("paged_attention_f16_several_tokens", wrong, "PagedAttention at f16 for a call of four tokens")
+
+
+def test_model_cache_key_leaves_out_settings(tmp_path):
+    if "FP16" not in ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
+        pytest.skip("this CPU has no f16 arithmetic for OpenVINO: an f16 hint computes in f32 here")
+    weights = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32) * 3
+    parameter = ops.parameter([1, 64], np.float32)
+    ov.save_model(ov.Model([ops.sigmoid(ops.matmul(parameter, weights, False, True))], [parameter]), tmp_path / "m.xml")
+    x = np.random.default_rng(1).standard_normal((1, 64)).astype(np.float32)
+
+    def result(precision: str, cache: Optional[Path]) -> np.ndarray:
+        config = {"INFERENCE_PRECISION_HINT": precision, **({"CACHE_DIR": str(cache)} if cache else {})}
+        return ov.Core().compile_model(tmp_path / "m.xml", "CPU", config)({0: x})[0]
+
+    at_f32 = result("f32", None)
+    assert not np.array_equal(result("f16", None), at_f32)
+    result("f16", tmp_path / "cache")  # compiles and caches at f16
+    still_wrong(
+        "model_cache_key_leaves_out_settings",
+        not np.array_equal(result("f32", tmp_path / "cache"), at_f32),
+        "an f32 load through a CACHE_DIR an f16 load filled",
+    )

@@ -3,6 +3,7 @@
 import functools
 import importlib
 import inspect
+from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 import pytest
@@ -46,6 +47,15 @@ def _resolve(dotted_name: str) -> Any:
     raise ModuleNotFoundError(dotted_name)
 
 
+def _check_runtime_fix(name: str, workaround_id: str) -> None:
+    """A C++ fix, "runtime/<file>:<function>": the function is in the file, and a comment
+    there names the entry as workarounds.py does."""
+    path, function = name.split(":")
+    source = (Path(__file__).resolve().parents[2] / path).read_text()
+    assert f" {function}(" in source, f"{path} defines no {function}"
+    assert f"workarounds.py: {workaround_id}" in source, f"{path} has no comment naming {workaround_id}"
+
+
 def _listed_fixes() -> Dict[str, Callable]:
     """Every pass, rewrite, translation and argument rule the delegate runs, by dotted name."""
     listed: List[Callable] = [*PASSES, *REWRITES, *TRANSLATORS.values(), *ARGUMENT_RULES.values()]
@@ -69,6 +79,9 @@ def test_every_registry_entry_names_fixes_that_exist_and_name_it_back(workaround
     entry = WORKAROUNDS[workaround_id]
     assert entry.fixes, f"{workaround_id} names no fix"
     for name in entry.fixes:
+        if name.startswith("runtime/"):
+            _check_runtime_fix(name, workaround_id)
+            continue
         fix = _resolve(name)
         if callable(fix):
             marks = getattr(fix, WORKAROUND_ATTRIBUTE, ())
