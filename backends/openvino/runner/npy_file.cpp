@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -90,8 +91,10 @@ bool parse_header(const std::string& header, NpyArray& array, std::string& why) 
     const std::string digits = item.substr(first, last - first + 1);
     const bool all_digits =
         std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-    if (!all_digits || digits.size() > 18) {
-      why = "its shape holds '" + digits + "', not a size (0 to 10**18)";
+    // ExecuTorch's tensor sizes are 32-bit: a larger one (even beside a 0, which makes
+    // the data empty) would wrap when the runner makes the input tensor.
+    if (!all_digits || digits.size() > 10 || std::stoll(digits) > std::numeric_limits<int32_t>::max()) {
+      why = "its shape holds '" + digits + "', not a size (0 to 2**31 - 1, ExecuTorch's largest)";
       return false;
     }
     array.shape.push_back(std::stoll(digits));

@@ -138,7 +138,7 @@ def npy_with_shape(path, shape_text: str) -> None:
 
 
 def test_runner_refuses_an_npy_file_whose_shape_holds_more_values_than_the_file(split_program, tmp_path):
-    npy_with_shape(tmp_path / "x.npy", "(5, 3000000000000)")
+    npy_with_shape(tmp_path / "x.npy", "(50000, 40000)")
     result = run(split_program[1], "--input", tmp_path / "x.npy", check=False)
     assert result.returncode == 1
     assert "holds fewer values than its shape says" in result.stderr
@@ -149,6 +149,16 @@ def test_runner_refuses_an_npy_file_with_a_negative_size(split_program, tmp_path
     result = run(split_program[1], "--input", tmp_path / "x.npy", check=False)
     assert result.returncode == 1
     assert "its shape holds '-5', not a size" in result.stderr
+
+
+@pytest.mark.parametrize("size", ["999999999999999999", "4294967299"], ids=["aborted", "wrapped_to_3"])
+def test_runner_refuses_a_size_past_executorchs_beside_a_zero(split_program, tmp_path, size):
+    """Zero values need no data, so only the size check stands between such a shape and
+    ExecuTorch's 32-bit sizes: the runner aborted, or took (0, 3)."""
+    npy_with_shape(tmp_path / "x.npy", f"(0, {size})")
+    result = run(split_program[1], "--input", tmp_path / "x.npy", check=False)
+    assert result.returncode == 1, result.stderr
+    assert f"its shape holds '{size}', not a size (0 to 2**31 - 1" in result.stderr
 
 
 def test_runner_refuses_an_npy_header_longer_than_the_file_without_allocating_it(split_program, tmp_path):
