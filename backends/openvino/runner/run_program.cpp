@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -123,6 +124,7 @@ std::string parse(int argc, char** argv, Options& options) {
     if (i + 1 >= argc) return arg + " needs a value";
     const char* value = argv[++i];
     if (text != std::end(texts)) {
+      if (*value == '\0' && (arg == "--etdump" || arg == "--save-outputs")) return arg + " needs a path, not ''";
       *text->second = value;
     } else if (arg == "--input") {
       options.inputs.push_back(value);
@@ -398,6 +400,16 @@ void print_latency(std::vector<double> milliseconds) {
               milliseconds.size());
 }
 
+/// Why a file cannot be written at `path`, found before the calls; empty when none is.
+std::string unwritable(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path file(path);
+  if (std::filesystem::is_directory(file, error)) return "it is a folder";
+  const std::filesystem::path folder = file.parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder, error)) return "its folder does not exist";
+  return "";
+}
+
 /// Writes what `etdump` recorded to `path`; an exit status.
 int write_etdump(executorch::etdump::ETDumpGen& etdump, const std::string& path) {
   // Without a buffer of the caller's, ETDumpGen allocates the result, which the caller frees.
@@ -447,6 +459,12 @@ int run(const Options& options) {
   if (!meta.ok()) {
     std::fprintf(stderr, "the program has no method '%s'\n", options.method.c_str());
     return kMethodLoad;
+  }
+  if (!options.etdump.empty()) {
+    if (const std::string why = unwritable(options.etdump); !why.empty()) {
+      std::fprintf(stderr, "cannot write the ETDump to %s: %s\n", options.etdump.c_str(), why.c_str());
+      return kUsage;
+    }
   }
   std::printf("program: %s, method %s: %zu inputs, %zu outputs\n", options.program.c_str(), options.method.c_str(),
               meta->num_inputs(), meta->num_outputs());

@@ -161,6 +161,22 @@ def test_runner_refuses_a_size_past_executorchs_beside_a_zero(split_program, tmp
     assert f"its shape holds '{size}', not a size (0 to 2**31 - 1" in result.stderr
 
 
+@pytest.mark.parametrize("flag", ["--etdump", "--save-outputs"])
+def test_runner_refuses_an_empty_output_path(split_program, flag):
+    result = run(split_program[1], flag, "", check=False)
+    assert result.returncode == 1
+    assert f"{flag} needs a path, not ''" in result.stderr
+
+
+@pytest.mark.parametrize("where", ["missing_folder", "a_folder"])
+def test_runner_refuses_an_etdump_path_it_cannot_write_before_the_calls(split_program, tmp_path, where):
+    path = tmp_path / "no" / "x.etdp" if where == "missing_folder" else tmp_path
+    result = run(split_program[1], "--etdump", path, "--iterations", 3, check=False)
+    assert result.returncode == 1
+    assert f"cannot write the ETDump to {path}: " in result.stderr
+    assert "latency" not in result.stdout  # refused before the calls, not after them
+
+
 def test_runner_refuses_an_npy_header_longer_than_the_file_without_allocating_it(split_program, tmp_path):
     """A 13-byte file whose format-2.0 header claims 4 GB: refused before the header is
     read. Under a 3 GB address-space limit the runner died of std::bad_alloc reading it."""
