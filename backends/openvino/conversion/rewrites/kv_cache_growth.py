@@ -599,11 +599,27 @@ def _cut_mask(attention: ov.Node, positions: ov.Node, count: ov.Output) -> None:
     start = ov_ops.slice(positions, [0], [1], [1])
     end = ov_ops.add(ov_ops.convert(start, ov.Type.i64), count)
     mask = attention.input_value(3)
+    start_type, end_type, step_type, axes_type = _slice_index_types(mask)
     cut = ov_ops.slice(
         mask,
-        ov_ops.constant(np.array([0], np.int64)),
-        end,
-        ov_ops.constant(np.array([1], np.int64)),
-        ov_ops.constant(np.array([-1], np.int64)),
+        ov_ops.constant(np.array([0]), start_type),
+        end if end_type == ov.Type.i64 else ov_ops.convert(end, end_type),
+        ov_ops.constant(np.array([1]), step_type),
+        ov_ops.constant(np.array([-1]), axes_type),
     )
     attention.input(3).replace_source_output(cut.output(0))
+
+
+def _slice_index_types(mask: ov.Output) -> List[ov.Type]:
+    """The element types of start, stop, step and axes for a Slice of `mask`: those of the
+    Slice that makes `mask`, if one does (the PyTorch frontend gives its step i32), else i64.
+
+    OpenVINO 2025.1 and 2025.2 join two Slices in a row into one (SliceSequenceToSingleSlice)
+    by concatenating their inputs without converting them: inputs of different types fail
+    the CPU plugin's compilation ("Argument element types are inconsistent"). 2025.3 and
+    later compile either way.
+    """
+    node = mask.get_node()
+    if node.get_type_name() == "Slice" and node.get_input_size() == 5:
+        return [node.input_value(index).get_element_type() for index in range(1, 5)]
+    return [ov.Type.i64] * 4

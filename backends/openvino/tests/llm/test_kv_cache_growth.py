@@ -277,6 +277,19 @@ def test_the_cpu_plugin_still_fuses_the_grown_cache_with_attention(dynamic_progr
     assert "ScaledDotProductAttentionWithKVCache" in {layer.node_type for layer in request.profiling_info}
 
 
+def test_the_mask_cut_takes_the_index_types_of_the_slice_it_follows(dynamic_program):
+    # OpenVINO 2025.1 and 2025.2 join two Slices in a row by concatenating their starts,
+    # stops, steps and axes: an i64 step after the frontend's i32 one failed compilation.
+    [model] = dynamic_program.openvino_models()
+    slices = [op for op in model.get_ops() if op.get_type_name() == "Slice"]
+    in_a_row = [op for op in slices if op.input_value(0).get_node().get_type_name() == "Slice"]
+    assert in_a_row  # the cut of each layer's mask, after the frontend's slice of it
+    for cut in in_a_row:
+        before = cut.input_value(0).get_node()
+        index_types = [[node.input_value(i).get_element_type() for i in range(1, 5)] for node in (before, cut)]
+        assert index_types[0] == index_types[1], cut.get_friendly_name()
+
+
 def test_dynamic_length_grown_cache_prefills_and_decodes_like_eager(dynamic_program, dynamic_llama):
     method = dynamic_program.load_method()
     assert_dynamic_like_eager(method, dynamic_llama, [5, 17, 3, 99], [42, 7, 11])
