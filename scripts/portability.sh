@@ -2,11 +2,14 @@
 # Checks that a .pte lowered with one OpenVINO release runs on another.
 #
 #   env A: torch 2.13.0, executorch 1.5.1, openvino 2026.4.1 (the pinned release) and this
-#          repo; lowers a small CNN with OpenvinoPartitioner, saves the .pte, two input
-#          sets and their eager outputs.
-#   env B: the same but openvino 2025.4.1, with this repo built against it; loads env A's
-#          .pte three times (no cache; a model cache, written then imported) and runs both
-#          input sets on each, compared with eager at rtol=atol=1e-5.
+#          repo; lowers a small CNN with OpenvinoPartitioner and exports a small Llama with
+#          the export command (dynamic lengths, KV cache in the delegate), and saves each
+#          .pte with its inputs and eager's outputs.
+#   env B: the same but another OpenVINO release (2025.4.1 unless PORTABILITY_OPENVINO
+#          says), with this repo built against it; loads each of env A's programs three
+#          times (no cache; a model cache, written then imported) and runs its inputs on
+#          each load, the Llama's prompt and decode steps in order, against eager
+#          (the CNN at rtol=atol=1e-5, the Llama's logits at 1e-4).
 #
 # Usage: bash scripts/portability.sh
 #
@@ -14,6 +17,8 @@
 #   PORTABILITY_WORK=DIR  work in DIR (created if missing) and keep it; venvs already in it
 #                         are reused, which makes a second run fast.
 #   PORTABILITY_KEEP=1    keep the temporary work folder (venvs, logs, model) after the run.
+#   PORTABILITY_OPENVINO=2025.1.0
+#                         the OpenVINO release of env B (default 2025.4.1).
 #   PYTHON=python3.11     the interpreter for the venvs (default python3; torch's CPU wheel
 #                         must exist for its version).
 #
@@ -27,7 +32,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 HELPER="$REPO/scripts/portability_check.py"
 PYTHON="${PYTHON:-python3}"
 OV_A="2026.4.1"
-OV_B="2025.4.1"
+OV_B="${PORTABILITY_OPENVINO:-2025.4.1}"
 COMMON=(torch==2.13.0 executorch==1.5.1 numpy scikit-build-core cmake ninja)
 
 if [[ -n "${PORTABILITY_WORK:-}" ]]; then
