@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List
 
+import openvino as ov
+
 from ...edge_graph.twin_ops import twin_name
 from .embedding_bag import translate_embedding_bag
 from .histc import translate_histc
+from .remainder import frontend_converts_remainder, translate_remainder_scalar, translate_remainder_tensor
 from .scatter_reduce import translate_scatter_reduce
 from .search import (
     translate_bucketize,
@@ -62,6 +65,14 @@ TRANSLATORS.update(
         "aten.histc.default": translate_histc,
     }
 )
+
+#: Ops the installed frontend lacks and later releases convert (remainder.py).
+FOR_OLDER_FRONTENDS: Dict[str, Callable] = {
+    "aten.remainder.Tensor": translate_remainder_tensor,
+    "aten.remainder.Scalar": translate_remainder_scalar,
+}
+if not frontend_converts_remainder(ov.get_version()):
+    TRANSLATORS.update(FOR_OLDER_FRONTENDS)
 
 
 def conversion_extensions() -> List[object]:

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List
 import pytest
 import test_openvino_bugs
 from executorch_openvino.conversion.rewrites import REWRITES
-from executorch_openvino.conversion.translators import TRANSLATORS
+from executorch_openvino.conversion.translators import FOR_OLDER_FRONTENDS, TRANSLATORS
 from executorch_openvino.partition.argument_rules import ARGUMENT_RULES
 from executorch_openvino.passes import PASSES
 from executorch_openvino.workarounds import (
@@ -58,7 +58,8 @@ def _check_runtime_fix(name: str, workaround_id: str) -> None:
 
 def _listed_fixes() -> Dict[str, Callable]:
     """Every pass, rewrite, translation and argument rule the delegate runs, by dotted name."""
-    listed: List[Callable] = [*PASSES, *REWRITES, *TRANSLATORS.values(), *ARGUMENT_RULES.values()]
+    listed: List[Callable] = [*PASSES, *REWRITES, *TRANSLATORS.values(), *FOR_OLDER_FRONTENDS.values()]
+    listed += list(ARGUMENT_RULES.values())
     return {_dotted_name(_function(fix)): fix for fix in listed}
 
 
