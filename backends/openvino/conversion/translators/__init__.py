@@ -13,7 +13,9 @@ from typing import Callable, Dict, List
 import openvino as ov
 
 from ...edge_graph.twin_ops import twin_name
+from .clamp_tensor import translate_clamp_tensor
 from .embedding_bag import translate_embedding_bag
+from .expm1 import translate_expm1
 from .histc import translate_histc
 from .remainder import frontend_converts_remainder, translate_remainder_scalar, translate_remainder_tensor
 from .scatter_reduce import translate_scatter_reduce
@@ -40,6 +42,9 @@ TRANSLATORS: Dict[str, Callable] = {
     # Issue 40, ops without a kernel anywhere (second half) and the suite's CPU leftovers.
     "aten.scatter_reduce.two": translate_scatter_reduce,
     "aten.trunc.default": translate_trunc,
+    # Ops of Hugging Face decoders (PhiMoE's routing, Apertus' xIELU) the frontend lacks.
+    "aten.clamp.Tensor": translate_clamp_tensor,
+    "aten.expm1.default": translate_expm1,
 }
 
 # Sorting, selection and set ops (issue 40): PyTorch's stable order, NaN largest (ordering.py).
