@@ -542,6 +542,15 @@ def test_mixture_of_experts_in_a_form_that_does_not_export_or_run_is_refused_by_
         HuggingFaceDecoder(mixtral("batched_mm"), CONTEXT, dynamic_shape=True)
 
 
+def test_a_config_that_counts_experts_it_does_not_build_is_not_refused():
+    # Doge's config counts 16384 experts by default; its layers have them only with is_moe=True.
+    from executorch_openvino.llm.huggingface import HuggingFaceDecoder
+
+    config = transformers.DogeConfig(**COMMON, vocab_size=160)
+    assert config.num_experts > 1 and config.is_moe is False
+    HuggingFaceDecoder(transformers.DogeForCausalLM(config).eval(), CONTEXT)
+
+
 def test_mixture_of_experts_with_batched_experts_decodes_token_by_token_like_transformers(tmp_path):
     torch.manual_seed(0)
     model = mixtral("batched_mm")
