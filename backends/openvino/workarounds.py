@@ -274,6 +274,13 @@ _ENTRIES = (
         ("conversion.rewrites.infinite_extremes.keep_infinite_extremes",),
     ),
     Workaround(
+        "exp_of_nan_infinite",
+        "CPU plugin",
+        "computes Exp of NaN as inf (an Intel Xeon with AMX, also with the plugin held to AVX2 or SSE4.1 "
+        "by ONEDNN_MAX_CPU_ISA)",
+        ("conversion.rewrites.exp_of_nan.keep_nan_through_exp",),
+    ),
+    Workaround(
         "fully_masked_attention_nan",
         "CPU plugin",
         "gives NaN for a ScaledDotProductAttention query row whose mask hides every key; PyTorch gives zeros",

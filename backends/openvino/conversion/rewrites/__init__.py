@@ -24,6 +24,7 @@ from .additive_attention_masks import add_boolean_attention_masks
 from .bool_casts import cast_to_bool_as_not_equal
 from .exact_integer_comparisons import compare_integers_exactly
 from .exact_integer_division import divide_integers_exactly
+from .exp_of_nan import keep_nan_through_exp
 from .fully_masked_attention import zero_fully_masked_attention_rows
 from .greater_as_less import compare_greater_as_less
 from .index_bounds import mark_index_inputs
@@ -154,6 +155,7 @@ REWRITES: List[Rewrite] = [
     _same_model(cast_to_bool_as_not_equal),
     _same_model(round_integers_to_bfloat16),
     _same_model(keep_infinite_extremes),
+    _same_model(keep_nan_through_exp),
     _same_model(zero_fully_masked_attention_rows),
     _same_model(interpolate_with_half_pixel_centres),
     # The same values, computed faster. After the weight copies: it joins constants. It

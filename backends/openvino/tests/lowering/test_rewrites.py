@@ -18,6 +18,7 @@ from executorch_openvino.conversion.rewrites.additive_attention_masks import add
 from executorch_openvino.conversion.rewrites.bool_casts import cast_to_bool_as_not_equal
 from executorch_openvino.conversion.rewrites.exact_integer_comparisons import compare_integers_exactly
 from executorch_openvino.conversion.rewrites.exact_integer_division import divide_integers_exactly
+from executorch_openvino.conversion.rewrites.exp_of_nan import keep_nan_through_exp
 from executorch_openvino.conversion.rewrites.fully_masked_attention import zero_fully_masked_attention_rows
 from executorch_openvino.conversion.rewrites.greater_as_less import compare_greater_as_less
 from executorch_openvino.conversion.rewrites.index_bounds import INDEX_ROWS_NAME, mark_index_inputs
@@ -204,6 +205,14 @@ def test_maxima_and_minima_of_infinities_stay_infinite():
     largest, pool, smallest = infer(model, np.full((1, 1, 2, 2), -np.inf, np.float32))
     assert largest.ravel().tolist() == [-np.inf] and pool.ravel().tolist() == [-np.inf]
     assert smallest.ravel().tolist() == [np.inf]
+
+
+def test_exp_of_nan_stays_nan():
+    values = ops.parameter([4], np.float32)
+    model = ov.Model([ops.exp(values)], [values])
+    keep_nan_through_exp(model)
+    [result] = infer(model, np.array([np.nan, 0.0, -np.inf, np.inf], np.float32))
+    assert np.isnan(result[0]) and result[1:].tolist() == [1.0, 0.0, np.inf]
 
 
 def attention_with_mask(mask):

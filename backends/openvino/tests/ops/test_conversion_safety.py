@@ -347,6 +347,18 @@ def test_the_max_of_values_that_are_all_minus_infinity_is_minus_infinity(tmp_pat
     check_against_eager(Extremes(), inputs, tmp_path, expect_delegated=["aten.amax.default", "aten.max.default"])
 
 
+class Exponentials(torch.nn.Module):
+    def forward(self, x):
+        return torch.exp(x), torch.exp(x * 2) - 1
+
+
+def test_the_exp_of_nan_is_nan(tmp_path):
+    # The CPU plugin's Exp gave inf for NaN.
+    nan, inf = float("nan"), float("inf")
+    inputs = [(torch.tensor([nan, 0.0, -inf, inf, 1.5]),), (torch.tensor([2.0, nan, nan, -3.0, 0.25]),)]
+    check_against_eager(Exponentials(), inputs, tmp_path, expect_delegated=["aten.exp.default"])
+
+
 class PadIntegers(torch.nn.Module):
     def forward(self, x):
         return F.pad(x, (1, 2), value=2**31 - 1), F.pad(x, (0, 1), value=16777217), F.pad(x * 2, (1, 0), value=-7)

@@ -396,6 +396,12 @@ def test_infinite_extremes_finite():
     still_wrong("infinite_extremes_finite", np.isfinite(largest), "the ReduceMax of [-inf, -inf]")
 
 
+def test_exp_of_nan_infinite():
+    values = ops.parameter([2], np.float32)
+    [result] = infer([ops.exp(values)], [values], f32(np.nan, 1.0))
+    still_wrong("exp_of_nan_infinite", not np.isnan(result[0]), "the Exp of NaN")
+
+
 def test_fully_masked_attention_nan():
     query, key, value = (ops.parameter([1, 1, 2, 4], np.float32) for _ in range(3))
     mask = ops.parameter([1, 1, 2, 2], ov.Type.boolean)
