@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import numpy as np
-
 import openvino as ov
 import openvino.opset15 as ops
 
 from ...workarounds import not_a_workaround
+from ..rewrites.model_edits import scalar_like
 from .context import is_none
 
 
@@ -38,8 +37,7 @@ def _nan_where_any_is(result: ov.Output, values: List[ov.Output]) -> ov.Output:
     any_nan = masks[0]
     for mask in masks[1:]:
         any_nan = ops.logical_or(any_nan, mask).output(0)
-    nan = ops.convert_like(ops.constant(np.float32("nan")), result)
-    return ops.select(any_nan, nan, result).output(0)
+    return ops.select(any_nan, scalar_like(result, float("nan")), result).output(0)
 
 
 @not_a_workaround("OpenVINO 2026.4.1's PyTorch frontend has no conversion of aten.clamp.Tensor: an op it lacks")

@@ -12,19 +12,14 @@ from __future__ import annotations
 
 from typing import List
 
-import numpy as np
-
 import openvino as ov
 import openvino.opset15 as ops
 
 from ...workarounds import not_a_workaround
+from ..rewrites.model_edits import scalar_like
 
 _SERIES_TERMS = 12
 _SERIES_BELOW = 0.5
-
-
-def _like(value: float, x: ov.Output) -> ov.Output:
-    return ops.convert_like(ops.constant(np.float32(value)), x).output(0)
 
 
 @not_a_workaround("OpenVINO 2026.4.1's PyTorch frontend has no conversion of aten.expm1: an op it lacks")
@@ -33,11 +28,12 @@ def translate_expm1(context) -> List[ov.Output]:
     if not x.get_element_type().is_real():
         x = ops.convert(x, ov.Type.f32).output(0)  # eager's expm1 of integers is float32
     # Horner's form of x * (1 + x/2 * (1 + x/3 * (1 + ... * (1 + x/12)))).
-    series = _like(1.0, x)
+    series = scalar_like(x, 1.0)
     for term in range(_SERIES_TERMS, 1, -1):
-        series = ops.add(_like(1.0, x), ops.multiply(ops.multiply(x, _like(1.0 / term, x)), series)).output(0)
+        step = ops.multiply(ops.multiply(x, scalar_like(x, 1.0 / term)), series)
+        series = ops.add(scalar_like(x, 1.0), step).output(0)
     series = ops.multiply(x, series).output(0)
-    near_zero = ops.less(ops.abs(x), _like(_SERIES_BELOW, x))
-    far = ops.subtract(ops.exp(x), _like(1.0, x))
+    near_zero = ops.less(ops.abs(x), scalar_like(x, _SERIES_BELOW))
+    far = ops.subtract(ops.exp(x), scalar_like(x, 1.0))
     result = ops.select(near_zero, series, far)
     return [ops.select(ops.is_nan(x), x, result).output(0)]  # the CPU plugin's Exp of NaN is not NaN
